@@ -1,0 +1,66 @@
+"""Which provider sent these bytes: from a response's URL and content type, or from
+the first frames themselves."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+__all__ = ["NDJSON_TYPES", "provider_from_frame", "provider_from_url"]
+
+NDJSON_TYPES: Final = (
+    "application/x-ndjson",
+    "application/ndjson",
+    "application/jsonl",
+    "application/stream+json",
+)
+
+_ANTHROPIC_EVENTS: Final = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+
+
+def provider_from_url(path: str) -> str | None:
+    """The provider named by an endpoint path, if it is a well-known one."""
+    path = path.rstrip("/")
+    if path.endswith("/chat/completions"):
+        return "openai"
+    if path.endswith("/responses") or "/responses/" in path:
+        return "openai-responses"
+    if path.endswith(("/v1/messages", "/messages")):
+        return "anthropic"
+    if path.endswith(("/api/chat", "/api/generate")):
+        return "ollama"
+    return None
+
+
+def provider_from_frame(event: str | None, obj: Any) -> str | None:
+    """The provider whose frame this is, or ``None`` when this frame does not tell."""
+    if not isinstance(obj, Mapping):
+        return None
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        kind = event
+    if isinstance(kind, str):
+        if kind in _ANTHROPIC_EVENTS:
+            return "anthropic"
+        if kind.startswith("response."):
+            return "openai-responses"
+    if obj.get("object") == "chat.completion.chunk" or isinstance(obj.get("choices"), list):
+        return "openai"
+    if "done" in obj and ("message" in obj or "response" in obj):
+        return "ollama"
+    return None
+
+
+def describe(event: str | None, data: str) -> str:
+    """A short account of a frame for an error message."""
+    text = data if len(data) <= 120 else data[:117] + "..."
+    return f"event {event!r} data {text!r}" if event else f"data {text!r}"

@@ -1,0 +1,300 @@
+"""The sans-IO core: bytes in, events out. No I/O, no async, no threads.
+
+This is laminate's one error boundary: whatever goes wrong inside becomes a
+:class:`LaminateError` carrying what was received so far (``.partial``), and the
+normalizer stays failed from then on.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from ._assembler import Assembler
+from ._detect import NDJSON_TYPES, describe, provider_from_frame, provider_from_url
+from ._errors import (
+    IncompleteStreamError,
+    LaminateError,
+    MalformedStreamError,
+    UnknownProviderError,
+)
+from ._events import Event
+from ._framing import Frame, NDJSONDecoder, SSEDecoder
+from ._providers._common import Handler, error_from_payload
+from ._providers.registry import FRAMING, HANDLERS, HandlerOptions
+from ._response import NormalizedResponse
+
+__all__ = ["StreamNormalizer"]
+
+DEFAULT_MAX_FRAME_SIZE: Final = 16 * 1024 * 1024
+DEFAULT_MAX_TOOL_INPUT_SIZE: Final = 16 * 1024 * 1024
+# Frames held while the provider is not yet known; past this, detection gives up.
+_DETECT_FRAMES: Final = 8
+# Payloads some servers send as keep-alives instead of SSE comments.
+_KEEPALIVE: Final = frozenset({"", "ping", "keep-alive", "keepalive", "heartbeat", ":"})
+
+
+class StreamNormalizer:
+    """Feed it the bytes of one streamed answer; it returns events.
+
+    ``feed(data)`` returns the events the new bytes completed; ``close()`` the last ones,
+    ending with :class:`ResponseDone`. Events depend only on the bytes, never on how
+    they were split. Options:
+
+    - ``provider``: ``"openai"``, ``"openai-responses"``, ``"anthropic"``, ``"ollama"``,
+      or ``None`` to detect it (from ``url`` and ``content_type`` when given, else from
+      the first frames).
+    - ``keep_raw``: keep every parsed frame in ``response.raw`` (off by default, so
+      memory follows the content, not the number of frames).
+    - ``max_frame_size``: the largest line or frame accepted, in bytes (16 MiB).
+    - ``max_tool_input_size``: the largest tool-call argument text, in characters (16 Mi).
+    - ``choice``: which choice of an ``n > 1`` Chat Completions stream to normalize (0).
+    - ``think_tags``: split ``<think>...</think>`` in text into a ``Reasoning`` block.
+    - ``url``, ``content_type``: what the HTTP response said, as detection hints.
+
+    If a call fails after it had completed some events, it returns those events and
+    the error is raised by the next call: nothing received is withheld.
+    """
+
+    def __init__(
+        self,
+        provider: str | None = None,
+        *,
+        keep_raw: bool = False,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        max_tool_input_size: int = DEFAULT_MAX_TOOL_INPUT_SIZE,
+        choice: int = 0,
+        think_tags: bool = False,
+        url: str | None = None,
+        content_type: str | None = None,
+    ) -> None:
+        if provider is not None and provider not in FRAMING:
+            raise ValueError(f"unknown provider {provider!r}; expected one of {', '.join(FRAMING)}")
+        if provider is None and url:
+            provider = provider_from_url(_url_path(url))
+        self._provider = provider
+        self._keep_raw = keep_raw
+        self._max_frame_size = max_frame_size
+        self._handler_options = HandlerOptions(choice=choice, think_tags=think_tags)
+        self._content_type = (content_type or "").split(";")[0].strip().lower()
+        self._decoder: SSEDecoder | NDJSONDecoder | None = None
+        self._sniffed = b""
+        self._assembler = Assembler(provider or "", max_tool_input_size=max_tool_input_size)
+        self._handler: Handler | None = None
+        self._held: list[tuple[Frame, Any]] = []
+        self._frame: Frame | None = None
+        self._error: LaminateError | None = None
+        self._deferred: LaminateError | None = None
+        self._closed = False
+        if provider is not None:
+            self._start_handler(provider)
+
+    # -- public API ---------------------------------------------------------------
+
+    @property
+    def provider(self) -> str | None:
+        """The provider, once known."""
+        return self._provider
+
+    @property
+    def response(self) -> NormalizedResponse | None:
+        """The final response, after ``ResponseDone``."""
+        return self._assembler.response
+
+    def snapshot(self) -> NormalizedResponse:
+        """Everything received so far (what an error's ``.partial`` holds)."""
+        return self._assembler.snapshot()
+
+    def feed(self, data: bytes | str) -> list[Event]:
+        """Take the next bytes (a ``str`` is encoded as UTF-8); return completed events."""
+        self._check_usable()
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        return self._guarded(self._feed, data)
+
+    def close(self) -> list[Event]:
+        """The bytes ended: return the last events, or raise if the answer is incomplete."""
+        self._check_usable()
+        self._closed = True
+        return self._guarded(self._close, b"")
+
+    # -- the error boundary ---------------------------------------------------------
+
+    def _check_usable(self) -> None:
+        if self._deferred is not None:
+            error, self._deferred = self._deferred, None
+            raise error
+        if self._error is not None:
+            raise LaminateError(
+                f"the normalizer failed earlier ({type(self._error).__name__}: {self._error})",
+                partial=self._error.partial,
+            ) from self._error
+        if self._closed:
+            raise LaminateError("the normalizer is closed", partial=self._assembler.snapshot())
+
+    def _guarded(self, step: Any, data: bytes) -> list[Event]:
+        asm = self._assembler
+        try:
+            step(data)
+        except LaminateError as exc:
+            error = self._fail(exc)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+            error = self._fail(
+                MalformedStreamError(f"unreadable stream: {type(exc).__name__}: {exc}")
+            )
+            error.__cause__ = exc
+        else:
+            events, asm.events = asm.events, []
+            return events
+        events, asm.events = asm.events, []
+        if events:
+            self._deferred = error
+            return events
+        raise error
+
+    def _fail(self, exc: LaminateError) -> LaminateError:
+        if isinstance(exc, MalformedStreamError) and exc.offset is None and self._frame is not None:
+            exc.offset = self._frame.offset
+            exc.snippet = _snippet(self._frame.data)
+        if exc.partial is None:
+            exc.partial = self._assembler.snapshot()
+        self._error = exc
+        return exc
+
+    # -- steps --------------------------------------------------------------------------
+
+    def _feed(self, data: bytes) -> None:
+        decoder = self._decoder or self._choose_decoder(data)
+        if decoder is None:
+            return
+        for frame in decoder.feed(data):
+            self._on_frame(frame)
+
+    def _close(self, _: bytes) -> None:
+        decoder = self._decoder or self._choose_decoder(b"", final=True)
+        if decoder is not None:
+            frames = decoder.close()
+            for frame in frames:
+                self._on_frame(frame, at_end=True)
+        asm = self._assembler
+        if asm.done:
+            return
+        if self._handler is None:
+            self._undetected(final=True)
+        if asm.finished:
+            asm.complete()
+            return
+        raise IncompleteStreamError(
+            "the stream ended before the provider signalled completion"
+            if decoder is not None and decoder.bytes_seen
+            else "the stream ended before any byte arrived"
+        )
+
+    def _choose_decoder(
+        self, data: bytes, *, final: bool = False
+    ) -> SSEDecoder | NDJSONDecoder | None:
+        """SSE or NDJSON: from the provider, the content type, or the first byte."""
+        kind = FRAMING.get(self._provider or "")
+        if kind is None and self._content_type:
+            if self._content_type == "text/event-stream":
+                kind = "sse"
+            elif self._content_type in NDJSON_TYPES:
+                kind = "ndjson"
+        if kind is None:
+            self._sniffed += data
+            head = self._sniffed.lstrip(b"\xef\xbb\xbf \t\r\n")
+            if not head and not final:
+                return None
+            kind = "ndjson" if head[:1] in (b"{", b"[") else "sse"
+            data = self._sniffed
+        self._decoder = decoder = (
+            SSEDecoder(max_frame_bytes=self._max_frame_size)
+            if kind == "sse"
+            else NDJSONDecoder(max_frame_bytes=self._max_frame_size)
+        )
+        if self._sniffed:
+            self._sniffed = b""
+            for frame in decoder.feed(data):
+                self._on_frame(frame)
+            return None
+        return decoder
+
+    def _on_frame(self, frame: Frame, *, at_end: bool = False) -> None:
+        asm = self._assembler
+        if asm.done:
+            return  # after the provider's terminal event nothing can change the answer
+        self._frame = frame
+        data = frame.data
+        if data == "[DONE]":
+            if self._handler is None:
+                self._undetected(final=True)
+            if self._handler is not None:
+                self._handler.on_done_marker()
+            return
+        try:
+            obj = json.loads(data)
+        except ValueError as exc:
+            if data.strip().lower() in _KEEPALIVE:
+                return
+            if at_end:
+                raise IncompleteStreamError("the stream ended inside a frame") from exc
+            raise MalformedStreamError(f"a frame is not JSON: {exc}") from exc
+        if self._handler is None:
+            self._detect(frame, obj)
+            return
+        if self._keep_raw:
+            self._raw_frames().append(obj)
+        self._handler.on_frame(frame.event, obj)
+
+    # -- detection --------------------------------------------------------------------
+
+    def _detect(self, frame: Frame, obj: Any) -> None:
+        provider = provider_from_frame(frame.event, obj)
+        if provider is None:
+            if isinstance(obj, dict) and "error" in obj:
+                raise error_from_payload(obj)
+            self._held.append((frame, obj))
+            if len(self._held) >= _DETECT_FRAMES:
+                self._undetected(final=True)
+            return
+        self._start_handler(provider)
+        held, self._held = self._held, []
+        for old_frame, old_obj in [*held, (frame, obj)]:
+            self._frame = old_frame
+            if self._keep_raw:
+                self._raw_frames().append(old_obj)
+            assert self._handler is not None  # set by _start_handler just above
+            self._handler.on_frame(old_frame.event, old_obj)
+
+    def _undetected(self, *, final: bool) -> None:
+        seen = "; ".join(describe(f.event, f.data) for f, _ in self._held[:3]) or (
+            describe(self._frame.event, self._frame.data) if self._frame else "no frame"
+        )
+        raise UnknownProviderError(
+            f"could not detect the provider from the stream (saw {seen}); pass provider=...",
+            seen=seen,
+        )
+
+    def _start_handler(self, provider: str) -> None:
+        if provider not in HANDLERS:
+            raise UnknownProviderError(f"provider {provider!r} is not supported yet", seen=provider)
+        self._provider = provider
+        self._assembler.provider = provider
+        self._handler = HANDLERS[provider](self._assembler, self._handler_options)
+
+    def _raw_frames(self) -> list[Any]:
+        asm = self._assembler
+        if asm.raw_frames is None:
+            asm.raw_frames = []
+        return asm.raw_frames
+
+
+def _url_path(url: str) -> str:
+    path = url.split("://", 1)[-1]
+    slash = path.find("/")
+    path = path[slash:] if slash >= 0 else "/"
+    return path.split("?", 1)[0]
+
+
+def _snippet(data: str) -> str:
+    return data if len(data) <= 80 else data[:77] + "..."

@@ -1,0 +1,482 @@
+"""Incremental view of unfinished JSON tool arguments.
+
+One ``ArgumentsView`` serves every ``ToolInputDelta`` of a tool call. ``append`` only
+stores the fragment; the first query for fragment ``k`` makes an incremental scanner
+catch up to ``k``. The scanner keeps its state across fragments (open containers,
+the key or index inside each, string / escape / number / literal progress), so each
+character is looked at once however the fragments cut the text, and it records per
+fragment what later queries need: the string deltas and the fragment at which each
+value finished. Those records make every answer describe the arguments at that
+fragment, whatever the order in which events are read.
+
+The scanner follows RFC 8259 strictly (no ``NaN``, no leading zeros, no raw control
+characters in strings); it builds no values. ``partial`` cuts the text after the last
+finished value (or inside the string being written), closes what is open and hands
+it to ``json.loads``: a cost proportional to the value's size, paid only on access.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = ["MAX_DEPTH", "ArgumentsView", "JSONPath", "StringDelta"]
+
+JSONPath = tuple[str | int, ...]
+
+#: Deeper nesting is reported as invalid, so hostile input cannot exhaust memory or
+#: the recursion of the ``json.loads`` that builds ``partial`` and the final value.
+MAX_DEPTH: Final = 512
+
+
+@dataclass(frozen=True, slots=True)
+class StringDelta:
+    """Decoded characters added to the string value at ``path``."""
+
+    path: JSONPath
+    text: str
+
+
+# Scanner states. ``_Scanner._handlers`` is indexed by them.
+_VALUE: Final = 0  # a value is expected (top level, after ':' or after ',' in an array)
+_VALUE_OR_CLOSE: Final = 1  # just after '['
+_KEY: Final = 2  # after ',' in an object
+_KEY_OR_CLOSE: Final = 3  # just after '{'
+_COLON: Final = 4  # after a key
+_AFTER: Final = 5  # after a value inside a container: ',' or the closer
+_STRING: Final = 6  # inside a string (a key when ``_in_key``)
+_ESCAPE: Final = 7  # inside a string, after a backslash
+_NUMBER: Final = 8
+_LITERAL: Final = 9  # inside true / false / null
+_DONE: Final = 10  # the top-level value is finished; only whitespace may follow
+
+_WHITESPACE: Final = frozenset(" \t\n\r")
+_WHITESPACE_RUN: Final = re.compile(r"[ \t\n\r]+")
+# Where a string's plain text stops: its end, an escape, or a forbidden raw character.
+_STRING_STOP: Final = re.compile(r'["\\\x00-\x1f]')
+_SIMPLE_ESCAPES: Final = {
+    '"': '"',
+    "\\": "\\",
+    "/": "/",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+}
+_HEX_DIGITS: Final = frozenset("0123456789abcdefABCDEF")
+_LITERAL_TAILS: Final = {"t": "rue", "f": "alse", "n": "ull"}
+
+# Number grammar (RFC 8259 section 6) as a small automaton, so that a number cut by
+# fragments is checked once, character by character, and fails where it goes wrong.
+_N_MINUS, _N_ZERO, _N_INT, _N_DOT, _N_FRAC, _N_E, _N_E_SIGN, _N_EXP = range(8)
+_DIGITS: Final = "0123456789"
+
+
+def _on(chars: str, state: int) -> dict[str, int]:
+    return dict.fromkeys(chars, state)
+
+
+_NUMBER_NEXT: Final[tuple[dict[str, int], ...]] = (
+    {"0": _N_ZERO, **_on(_DIGITS[1:], _N_INT)},  # after '-'
+    {".": _N_DOT, **_on("eE", _N_E)},  # after a leading '0'
+    {**_on(_DIGITS, _N_INT), ".": _N_DOT, **_on("eE", _N_E)},
+    _on(_DIGITS, _N_FRAC),  # after '.'
+    {**_on(_DIGITS, _N_FRAC), **_on("eE", _N_E)},
+    {**_on("+-", _N_E_SIGN), **_on(_DIGITS, _N_EXP)},  # after 'e'
+    _on(_DIGITS, _N_EXP),  # after the exponent's sign
+    _on(_DIGITS, _N_EXP),
+)
+_NUMBER_START: Final = {"-": _N_MINUS, "0": _N_ZERO, **_on(_DIGITS[1:], _N_INT)}
+_NUMBER_FINAL: Final = frozenset({_N_ZERO, _N_INT, _N_FRAC, _N_EXP})
+_NUMBER_CHARS: Final = frozenset("0123456789+-.eE")
+
+_NEVER: Final = 1 << 62  # "completed at" for a value that has not finished
+
+
+class _Scanner:
+    """The incremental JSON scanner: consumes text, records deltas and completions."""
+
+    __slots__ = (
+        "_base",
+        "_container_paths",
+        "_esc",
+        "_esc_start",
+        "_goods",
+        "_handlers",
+        "_high",
+        "_high_start",
+        "_in_key",
+        "_literal",
+        "_number",
+        "_out",
+        "_pieces",
+        "_seq",
+        "_slots",
+        "_stack",
+        "_state",
+        "_top_end",
+        "_value_path",
+        "completed",
+        "deltas",
+        "error",
+        "error_at",
+        "error_seq",
+    )
+
+    def __init__(self) -> None:
+        self._handlers: tuple[Callable[[str, int], int], ...] = (
+            self._value,
+            self._value,
+            self._key,
+            self._key,
+            self._colon,
+            self._after,
+            self._string,
+            self._escape,
+            self._number_chars,
+            self._literal_chars,
+            self._done,
+        )
+        self._state = _VALUE
+        self._base = 0  # offset of the current fragment in the whole text
+        self._seq = 0
+        # One entry per open container, innermost last.
+        self._stack: list[str] = []  # the closer it expects
+        self._container_paths: list[JSONPath] = []
+        self._slots: list[str | int] = []  # the current key or array index
+        self._goods: list[int] = []  # offset just after its last finished member
+        self._value_path: JSONPath = ()  # the string / number / literal being read
+        self._in_key = False
+        self._pieces: list[str] = []  # decoded text of the current string, not yet reported
+        self._high: str | None = None  # a high surrogate escape waiting for its pair
+        self._high_start = 0
+        self._esc = ""  # what followed the backslash so far
+        self._esc_start = 0
+        self._number = _N_MINUS
+        self._literal = ""  # the characters of true / false / null still expected
+        self._top_end = 0
+        self._out: list[StringDelta] = []
+        self.deltas: list[tuple[StringDelta, ...]] = []  # one entry per fragment
+        self.completed: dict[JSONPath, int] = {}  # path -> seq at which its value finished
+        self.error: str | None = None
+        self.error_at = 0  # offset of the offending character
+        self.error_seq = 0  # the fragment that holds it
+
+    # -- driving ------------------------------------------------------------------
+
+    def feed(self, fragment: str, seq: int) -> None:
+        self._seq = seq
+        if self.error is None:
+            handlers = self._handlers
+            i, n = 0, len(fragment)
+            while i < n:
+                i = handlers[self._state](fragment, i)
+            if self._pieces and not self._in_key and self._state in (_STRING, _ESCAPE):
+                self._report_pieces()
+        self.deltas.append(tuple(self._out) if self._out else ())
+        self._out.clear()
+        self._base += len(fragment)
+
+    def _fail(self, s: str, i: int, reason: str | None = None) -> int:
+        self.error_at = self._base + i
+        self.error_seq = self._seq
+        self.error = f"{reason or f'unexpected {s[i]!r}'} at offset {self.error_at}"
+        return len(s)
+
+    def _skip_whitespace(self, s: str, i: int) -> int:
+        match = _WHITESPACE_RUN.match(s, i)
+        return match.end() if match else i
+
+    # -- structure ----------------------------------------------------------------
+
+    def _child_path(self) -> JSONPath:
+        if self._stack:
+            return (*self._container_paths[-1], self._slots[-1])
+        return ()
+
+    def _value(self, s: str, i: int) -> int:
+        c = s[i]
+        if c in _WHITESPACE:
+            return self._skip_whitespace(s, i)
+        if c == '"':
+            self._value_path = self._child_path()
+            self._in_key = False
+            self._state = _STRING
+            return i + 1
+        if c in "{[":
+            return self._open(s, i)
+        if c == "]" and self._state == _VALUE_OR_CLOSE:
+            return self._close(i)
+        number = _NUMBER_START.get(c)
+        if number is not None:
+            self._value_path = self._child_path()
+            self._number = number
+            self._state = _NUMBER
+            return i + 1
+        tail = _LITERAL_TAILS.get(c)
+        if tail is not None:
+            self._value_path = self._child_path()
+            self._literal = tail
+            self._state = _LITERAL
+            return i + 1
+        return self._fail(s, i)
+
+    def _open(self, s: str, i: int) -> int:
+        if len(self._stack) >= MAX_DEPTH:
+            return self._fail(s, i, f"nesting deeper than {MAX_DEPTH} levels")
+        self._container_paths.append(self._child_path())
+        self._goods.append(self._base + i + 1)
+        if s[i] == "{":
+            self._stack.append("}")
+            self._slots.append("")
+            self._state = _KEY_OR_CLOSE
+        else:
+            self._stack.append("]")
+            self._slots.append(0)
+            self._state = _VALUE_OR_CLOSE
+        return i + 1
+
+    def _close(self, i: int) -> int:
+        self._stack.pop()
+        self._slots.pop()
+        self._goods.pop()
+        self.completed[self._container_paths.pop()] = self._seq
+        self._value_end(self._base + i + 1)
+        return i + 1
+
+    def _value_end(self, end: int) -> None:
+        if self._stack:
+            self._goods[-1] = end
+            self._state = _AFTER
+        else:
+            self._top_end = end
+            self._state = _DONE
+
+    def _key(self, s: str, i: int) -> int:
+        c = s[i]
+        if c in _WHITESPACE:
+            return self._skip_whitespace(s, i)
+        if c == '"':
+            self._in_key = True
+            self._state = _STRING
+            return i + 1
+        if c == "}" and self._state == _KEY_OR_CLOSE:
+            return self._close(i)
+        return self._fail(s, i)
+
+    def _colon(self, s: str, i: int) -> int:
+        c = s[i]
+        if c in _WHITESPACE:
+            return self._skip_whitespace(s, i)
+        if c == ":":
+            self._state = _VALUE
+            return i + 1
+        return self._fail(s, i)
+
+    def _after(self, s: str, i: int) -> int:
+        c = s[i]
+        if c in _WHITESPACE:
+            return self._skip_whitespace(s, i)
+        if c == ",":
+            if self._stack[-1] == "}":
+                self._state = _KEY
+            else:
+                self._slots[-1] += 1  # type: ignore[operator]  # an array's slot is its index
+                self._state = _VALUE
+            return i + 1
+        if c == self._stack[-1]:
+            return self._close(i)
+        return self._fail(s, i)
+
+    def _done(self, s: str, i: int) -> int:
+        if s[i] in _WHITESPACE:
+            return self._skip_whitespace(s, i)
+        return self._fail(s, i, f"unexpected {s[i]!r} after the end of the value")
+
+    # -- strings ------------------------------------------------------------------
+
+    def _string(self, s: str, i: int) -> int:
+        stop = _STRING_STOP.search(s, i)
+        j = len(s) if stop is None else stop.start()
+        if j > i:
+            if self._high is not None:
+                self._flush_high()
+            self._pieces.append(s[i:j])
+        if stop is None:
+            return j
+        c = s[j]
+        if c == '"':
+            if self._high is not None:
+                self._flush_high()
+            self._end_string(j)
+            return j + 1
+        if c == "\\":
+            self._esc = ""
+            self._esc_start = self._base + j
+            self._state = _ESCAPE
+            return j + 1
+        return self._fail(s, j, f"unescaped control character {c!r} in a string")
+
+    def _end_string(self, j: int) -> None:
+        if self._in_key:
+            self._slots[-1] = "".join(self._pieces)
+            self._pieces.clear()
+            self._state = _COLON
+            return
+        if self._pieces:
+            self._report_pieces()
+        self.completed[self._value_path] = self._seq
+        self._value_end(self._base + j + 1)
+
+    def _report_pieces(self) -> None:
+        self._out.append(StringDelta(self._value_path, "".join(self._pieces)))
+        self._pieces.clear()
+
+    def _flush_high(self) -> None:
+        # An unpaired high surrogate stays in the string, as ``json.loads`` keeps it.
+        self._pieces.append(self._high or "")
+        self._high = None
+
+    def _escape(self, s: str, i: int) -> int:
+        if not self._esc:
+            c = s[i]
+            if c == "u":
+                self._esc = "u"
+                return i + 1
+            char = _SIMPLE_ESCAPES.get(c)
+            if char is None:
+                return self._fail(s, i, f"invalid escape {c!r} after a backslash")
+            if self._high is not None:
+                self._flush_high()
+            self._pieces.append(char)
+            self._state = _STRING
+            return i + 1
+        chunk = s[i : i + 5 - len(self._esc)]
+        for k, h in enumerate(chunk):
+            if h not in _HEX_DIGITS:
+                return self._fail(s, i + k, f"invalid \\u escape: {h!r}")
+        self._esc += chunk
+        if len(self._esc) == 5:  # 'u' and four hex digits
+            self._code_point(int(self._esc[1:], 16))
+            self._state = _STRING
+        return i + len(chunk)
+
+    def _code_point(self, code: int) -> None:
+        if self._high is not None and 0xDC00 <= code <= 0xDFFF:
+            pair = 0x10000 + ((ord(self._high) - 0xD800) << 10) + (code - 0xDC00)
+            self._pieces.append(chr(pair))
+            self._high = None
+            return
+        if self._high is not None:
+            self._flush_high()
+        if 0xD800 <= code <= 0xDBFF:
+            # Held back: the next escape may be its low half.
+            self._high = chr(code)
+            self._high_start = self._esc_start
+        else:
+            self._pieces.append(chr(code))
+
+    # -- numbers and literals -----------------------------------------------------
+
+    def _number_chars(self, s: str, i: int) -> int:
+        state, n = self._number, len(s)
+        while i < n:
+            following = _NUMBER_NEXT[state].get(s[i])
+            if following is None:
+                break
+            state = following
+            i += 1
+        self._number = state
+        if i == n:
+            return n
+        if s[i] in _NUMBER_CHARS or state not in _NUMBER_FINAL:
+            return self._fail(s, i)
+        # The number ends here; the character after it belongs to the next state.
+        self.completed[self._value_path] = self._seq
+        self._value_end(self._base + i)
+        return i
+
+    def _literal_chars(self, s: str, i: int) -> int:
+        expected = self._literal
+        chunk = s[i : i + len(expected)]
+        if not expected.startswith(chunk):
+            k = next(k for k, (a, b) in enumerate(zip(chunk, expected, strict=False)) if a != b)
+            return self._fail(s, i + k)
+        i += len(chunk)
+        self._literal = expected[len(chunk) :]
+        if not self._literal:
+            self.completed[self._value_path] = self._seq
+            self._value_end(self._base + i)
+        return i
+
+    # -- partial values -----------------------------------------------------------
+
+    def snapshot(self, text: str) -> Any:
+        """The value of ``text`` (all this scanner has read): finished values, the
+        string being written, open containers closed; ``None`` before any value."""
+        state = self._state
+        if state == _DONE:
+            return json.loads(text[: self._top_end])
+        closers = "".join(reversed(self._stack))
+        if state in (_STRING, _ESCAPE) and not self._in_key:
+            end = self.error_at if self.error is not None else self._base
+            if self._high is not None:
+                end = self._high_start
+            elif state == _ESCAPE:
+                end = self._esc_start
+            return json.loads(f'{text[:end]}"{closers}')
+        if not self._stack:
+            return None
+        return json.loads(text[: self._goods[-1]] + closers)
+
+
+class ArgumentsView:
+    """Shared by every ``ToolInputDelta`` of one tool call.
+
+    ``append`` is O(1). Queries for fragment ``seq`` parse up to it once, on first use.
+    """
+
+    __slots__ = ("_processed", "_scanner", "fragments")
+
+    def __init__(self) -> None:
+        self.fragments: list[str] = []
+        self._scanner = _Scanner()
+        self._processed = 0
+
+    def append(self, fragment: str) -> int:
+        self.fragments.append(fragment)
+        return len(self.fragments) - 1
+
+    def _catch_up(self, seq: int) -> _Scanner:
+        if not 0 <= seq < len(self.fragments):
+            raise IndexError(f"no fragment {seq} (have {len(self.fragments)})")
+        scanner = self._scanner
+        while self._processed <= seq:
+            scanner.feed(self.fragments[self._processed], self._processed)
+            self._processed += 1
+        return scanner
+
+    def string_deltas(self, seq: int) -> tuple[StringDelta, ...]:
+        return self._catch_up(seq).deltas[seq]
+
+    def is_complete(self, seq: int, path: JSONPath) -> bool:
+        return self._catch_up(seq).completed.get(path, _NEVER) <= seq
+
+    def error(self, seq: int) -> str | None:
+        scanner = self._catch_up(seq)
+        if scanner.error is None or scanner.error_seq > seq:
+            return None
+        return scanner.error
+
+    def partial(self, seq: int) -> Any:
+        scanner = self._catch_up(seq)
+        text = "".join(self.fragments[: seq + 1])
+        if self._processed != seq + 1:
+            # Read after later fragments: rebuild the state at ``seq`` from its text.
+            scanner = _Scanner()
+            scanner.feed(text, 0)
+        return scanner.snapshot(text)
