@@ -78,7 +78,9 @@ class NormalizedStream:
             options = _hints(source, options)
         self._source = source
         self.normalizer = StreamNormalizer(provider, **options)
-        self._events = self._run()
+        # The generator must not refer back to this object: without a reference cycle,
+        # dropping the stream (a `break` out of `async for`) finalizes it at once.
+        self._events = _run_async(self.normalizer, source, self._idle_timeout)
 
     @property
     def response(self) -> NormalizedResponse | None:
@@ -94,7 +96,7 @@ class NormalizedStream:
     async def aclose(self) -> None:
         """Stop reading and close the response (safe to call more than once)."""
         await self._events.aclose()
-        await self._close_source()
+        await _close_async(self._source, None)
 
     async def __aenter__(self) -> NormalizedStream:
         return self
@@ -106,55 +108,6 @@ class NormalizedStream:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-    async def _run(self) -> AsyncGenerator[Event, None]:
-        normalizer = self.normalizer
-        chunks = self._chunks()
-        try:
-            while True:
-                try:
-                    chunk = await self._next_chunk(chunks)
-                except StopAsyncIteration:
-                    break
-                for event in normalizer.feed(chunk):
-                    yield event
-            for event in normalizer.close():
-                yield event
-        finally:
-            await self._close_source(chunks)
-
-    async def _next_chunk(self, chunks: AsyncIterator[bytes | str]) -> bytes | str:
-        try:
-            if self._idle_timeout is None:
-                return await chunks.__anext__()
-            with anyio.fail_after(self._idle_timeout):
-                return await chunks.__anext__()
-        except (StopAsyncIteration, LaminateError):
-            raise
-        except TimeoutError as exc:
-            raise StreamTimeoutError(
-                f"no bytes arrived for {self._idle_timeout} s", partial=self.normalizer.snapshot()
-            ) from exc
-        except Exception as exc:
-            raise StreamReadError(
-                f"reading the stream failed: {type(exc).__name__}: {exc}",
-                partial=self.normalizer.snapshot(),
-            ) from exc
-
-    def _chunks(self) -> AsyncIterator[bytes | str]:
-        source = self._source
-        if isinstance(source, AsyncResponse):
-            return source.aiter_bytes()
-        return source.__aiter__()
-
-    async def _close_source(self, chunks: AsyncIterator[bytes | str] | None = None) -> None:
-        with anyio.CancelScope(shield=True):
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:
-                await aclose()
-            source_close = getattr(self._source, "aclose", None)
-            if source_close is not None:
-                await source_close()
 
 
 class NormalizedStreamSync:
@@ -170,7 +123,7 @@ class NormalizedStreamSync:
             options = _hints(source, options)
         self._source = source
         self.normalizer = StreamNormalizer(provider, **options)
-        self._events = self._run()
+        self._events = _run_sync(self.normalizer, source)
 
     @property
     def response(self) -> NormalizedResponse | None:
@@ -184,7 +137,7 @@ class NormalizedStreamSync:
 
     def close(self) -> None:
         self._events.close()
-        self._close_source()
+        _close_sync(self._source)
 
     def __enter__(self) -> NormalizedStreamSync:
         return self
@@ -197,35 +150,89 @@ class NormalizedStreamSync:
     ) -> None:
         self.close()
 
-    def _run(self) -> Generator[Event, None, None]:
-        normalizer = self.normalizer
-        source = self._source
-        chunks = iter(source.iter_bytes() if isinstance(source, SyncResponse) else source)
-        try:
-            while True:
-                try:
-                    chunk = next(chunks)
-                except StopIteration:
-                    break
-                except LaminateError:
-                    raise
-                except Exception as exc:
-                    raise StreamReadError(
-                        f"reading the stream failed: {type(exc).__name__}: {exc}",
-                        partial=normalizer.snapshot(),
-                    ) from exc
-                yield from normalizer.feed(chunk)
-            yield from normalizer.close()
-        finally:
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                close()
-            self._close_source()
 
-    def _close_source(self) -> None:
-        close = getattr(self._source, "close", None)
-        if close is not None:
-            close()
+async def _run_async(
+    normalizer: StreamNormalizer,
+    source: AsyncResponse | AsyncIterable[bytes | str],
+    idle_timeout: float | None,
+) -> AsyncGenerator[Event, None]:
+    chunks = source.aiter_bytes() if isinstance(source, AsyncResponse) else source.__aiter__()
+    try:
+        while True:
+            try:
+                chunk = await _next_chunk(normalizer, chunks, idle_timeout)
+            except StopAsyncIteration:
+                break
+            for event in normalizer.feed(chunk):
+                yield event
+        for event in normalizer.close():
+            yield event
+    finally:
+        await _close_async(source, chunks)
+
+
+async def _next_chunk(
+    normalizer: StreamNormalizer, chunks: AsyncIterator[bytes | str], idle_timeout: float | None
+) -> bytes | str:
+    try:
+        if idle_timeout is None:
+            return await chunks.__anext__()
+        with anyio.fail_after(idle_timeout):
+            return await chunks.__anext__()
+    except (StopAsyncIteration, LaminateError):
+        raise
+    except TimeoutError as exc:
+        raise StreamTimeoutError(
+            f"no bytes arrived for {idle_timeout} s", partial=normalizer.snapshot()
+        ) from exc
+    except Exception as exc:
+        raise StreamReadError(
+            f"reading the stream failed: {type(exc).__name__}: {exc}",
+            partial=normalizer.snapshot(),
+        ) from exc
+
+
+async def _close_async(source: object, chunks: AsyncIterator[bytes | str] | None) -> None:
+    # Shielded: closing must finish even when the consumer is being cancelled.
+    with anyio.CancelScope(shield=True):
+        close_chunks = getattr(chunks, "aclose", None)
+        if close_chunks is not None:
+            await close_chunks()
+        close_source = getattr(source, "aclose", None)
+        if close_source is not None:
+            await close_source()
+
+
+def _run_sync(
+    normalizer: StreamNormalizer, source: SyncResponse | Iterable[bytes | str]
+) -> Generator[Event, None, None]:
+    chunks = iter(source.iter_bytes() if isinstance(source, SyncResponse) else source)
+    try:
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                break
+            except LaminateError:
+                raise
+            except Exception as exc:
+                raise StreamReadError(
+                    f"reading the stream failed: {type(exc).__name__}: {exc}",
+                    partial=normalizer.snapshot(),
+                ) from exc
+            yield from normalizer.feed(chunk)
+        yield from normalizer.close()
+    finally:
+        close_chunks = getattr(chunks, "close", None)
+        if close_chunks is not None:
+            close_chunks()
+        _close_sync(source)
+
+
+def _close_sync(source: object) -> None:
+    close = getattr(source, "close", None)
+    if close is not None:
+        close()
 
 
 def normalize_stream(
