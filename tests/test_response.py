@@ -58,15 +58,8 @@ def test_stop_reason_rejects_unknown_kind_names() -> None:
         StopReason("finished", "finished")
 
 
-def _response(content: list[object]) -> NormalizedResponse:
-    return NormalizedResponse(
-        "id",
-        "model",
-        "openai",
-        content,
-        StopReason.END_TURN,
-        Usage(1, 2),  # type: ignore[arg-type]
-    )
+def _response(content: list[ContentBlock]) -> NormalizedResponse:
+    return NormalizedResponse("id", "model", "openai", content, StopReason.END_TURN, Usage(1, 2))
 
 
 def test_accessors() -> None:
