@@ -27,7 +27,7 @@ import re
 import reprlib
 import types
 import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, Union, get_args, get_origin
 
@@ -122,21 +122,34 @@ def _depth(loc: _Loc) -> int:
 
 
 class _Mismatch(Exception):
-    """Internal failure: cheap to raise while a union tries its members."""
+    """Internal failure. Unions raise and catch many of these while trying their members,
+    so the reason is only written out (a callable until then) when it is reported."""
 
-    def __init__(self, loc: _Loc, reason: str) -> None:
-        super().__init__(reason)
+    def __init__(self, loc: _Loc, reason: str | Callable[[], str]) -> None:
+        super().__init__()
         self.loc = loc
-        self.reason = reason
+        self._reason = reason
+
+    @property
+    def reason(self) -> str:
+        if not isinstance(self._reason, str):
+            self._reason = self._reason()
+        return self._reason
 
 
 class _Reject(Exception):
     """A scalar did not convert; ``args[0]``, if any, says why beyond the type."""
 
 
-def _wrong_type(loc: _Loc, expected: str, value: Any, detail: str = "") -> _Mismatch:
-    reason = f"wrong type: expected {expected}, got {_preview(value)}"
-    return _Mismatch(loc, f"{reason} ({detail})" if detail else reason)
+def _wrong_type(loc: _Loc, expected: Any, value: Any, detail: str = "") -> _Mismatch:
+    """``expected`` is a description, or an annotation to describe if this is reported."""
+
+    def reason() -> str:
+        name = expected if isinstance(expected, str) else describe(expected)
+        text = f"wrong type: expected {name}, got {_preview(value)}"
+        return f"{text} ({detail})" if detail else text
+
+    return _Mismatch(loc, reason)
 
 
 _repr = reprlib.Repr()
@@ -149,13 +162,20 @@ _repr.maxlevel = 2
 def _preview(value: Any) -> str:
     if value is None:
         return "None"
-    return f"{type(value).__name__} {_repr.repr(value)}"
+    try:
+        shown = _repr.repr(value)
+    except ValueError:  # an int beyond the interpreter's limit on digits
+        shown = "(too long to show)"
+    return f"{type(value).__name__} {shown}"
 
 
 def _show(value: Any) -> str:
-    if value is None or isinstance(value, bool | int | float | str):
-        return json.dumps(value, ensure_ascii=False)
-    return repr(value)
+    try:
+        if value is None or isinstance(value, bool | int | float | str):
+            return json.dumps(value, ensure_ascii=False)
+        return repr(value)
+    except ValueError:  # an int beyond the interpreter's limit on digits
+        return f"<{type(value).__name__} too long to show>"
 
 
 def describe(tp: Any) -> str:
@@ -351,54 +371,49 @@ def _typeddict_fields(cls: type) -> tuple[_Field, ...]:
 
 # --- the converter -----------------------------------------------------------------------
 
+_Handler: TypeAlias = "Callable[[_Converter, Any, Any, _Loc], Any]"
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """How to convert to ``tp``: ``handler(converter, value, arg, loc)``."""
+
+    handler: _Handler
+    arg: Any
+    tp: Any  # held so that the ``id`` keying the plan stays this annotation's
+
 
 class _Converter:
     """Converts one value; collects the changes made in ``changes``."""
 
-    __slots__ = ("changes", "mode")
+    __slots__ = ("changes", "mode", "plans")
 
     def __init__(self, mode: int) -> None:
         self.mode = mode
         self.changes: list[tuple[_Loc, Any, Any]] = []
+        # Annotations are looked at once per call, not once per list item. Keyed by
+        # identity: ``int | str == str | int``, but their members are tried in order.
+        self.plans: dict[int, _Plan] = {}
 
     def convert(self, value: Any, tp: Any, loc: _Loc) -> Any:
-        tp = _unwrap(tp)
-        if tp is Any or tp is object:
-            return value
-        if tp is None:
-            tp = types.NoneType
-        origin = get_origin(tp) or tp
-        args = get_args(tp)
-        if origin is Union or origin is types.UnionType:
-            return self._union(value, tp, args, loc)
-        if origin is Literal:
-            return self._choice(value, [(_plain(arg), arg) for arg in args], loc)
-        if origin in _LIST_ORIGINS:
-            return self._list(value, args[0] if args else Any, loc)
-        if origin is tuple:
-            return self._tuple(value, args, loc)
-        if origin in _DICT_ORIGINS:
-            return self._dict(value, args[1] if args else Any, args[0] if args else Any, loc)
-        if tp in _SCALARS:
-            return self._scalar(value, tp, loc)
-        if isinstance(tp, type) and issubclass(tp, enum.Enum):
-            return self._choice(value, [(member.value, member) for member in tp], loc)
-        if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-            return self._dataclass(value, tp, loc)
-        if _is_typeddict(tp):
-            return self._typeddict(value, tp, loc)
-        raise TypeError(f"cannot convert to {tp!r}: unsupported type")
+        plan = self.plans.get(id(tp))
+        if plan is None:
+            plan = self.plans[id(tp)] = _plan(tp)
+        return plan.handler(self, value, plan.arg, loc)
+
+    def _any(self, value: Any, _: None, loc: _Loc) -> Any:
+        return value
 
     def _scalar(self, value: Any, tp: type, loc: _Loc) -> Any:
         try:
             result, changed = _SCALARS[tp](value, self.mode)
         except _Reject as exc:
-            raise _wrong_type(loc, describe(tp), value, *exc.args) from None
+            raise _wrong_type(loc, tp, value, *exc.args) from None
         if changed:
             self.changes.append((loc, value, result))
         return result
 
-    def _choice(self, value: Any, options: list[tuple[Any, Any]], loc: _Loc) -> Any:
+    def _choice(self, value: Any, options: tuple[tuple[Any, Any], ...], loc: _Loc) -> Any:
         """``Literal`` and ``Enum``: ``options`` pairs each allowed JSON value with the
         result it stands for. An exact match first, then a coercion to an option's type."""
         for plain, result in options:
@@ -417,13 +432,13 @@ class _Converter:
         allowed = ", ".join(_show(plain) for plain, _ in options)
         raise _wrong_type(loc, f"one of {allowed}", value)
 
-    def _union(self, value: Any, tp: Any, members: Sequence[Any], loc: _Loc) -> Any:
+    def _union(self, value: Any, tp: Any, loc: _Loc) -> Any:
         mode, mark = self.mode, len(self.changes)
         failures: list[_Mismatch] = []
         try:
             for level in range(_EXACT, mode + 1):
                 self.mode, failures = level, []
-                for member in members:
+                for member in get_args(tp):
                     try:
                         return self.convert(value, member, loc)
                     except _Mismatch as exc:
@@ -435,34 +450,29 @@ class _Converter:
         deepest = max(failures, key=lambda exc: _depth(exc.loc))
         if _depth(deepest.loc) > _depth(loc):
             raise deepest
-        raise _wrong_type(loc, describe(tp), value)
+        raise _wrong_type(loc, tp, value)
 
     def _list(self, value: Any, item: Any, loc: _Loc) -> list[Any]:
         if not isinstance(value, list):
-            raise _wrong_type(loc, f"list[{describe(item)}]", value)
+            raise _wrong_type(loc, list[item], value)
         return [self.convert(v, item, (loc, i)) for i, v in enumerate(value)]
 
-    def _tuple(self, value: Any, args: tuple[Any, ...], loc: _Loc) -> tuple[Any, ...]:
-        if not args or (len(args) == 2 and args[1] is Ellipsis):
-            return tuple(self._list(value, args[0] if args else Any, loc))
-        expected = f"tuple[{', '.join(map(describe, args))}]"
-        if args == ((),):  # ``tuple[()]``, the empty tuple
-            args = ()
+    def _tuple_of(self, value: Any, item: Any, loc: _Loc) -> tuple[Any, ...]:
+        return tuple(self._list(value, item, loc))
+
+    def _tuple(self, value: Any, items: tuple[Any, ...], loc: _Loc) -> tuple[Any, ...]:
+        expected = f"tuple[{', '.join(map(describe, items)) or '()'}]"
         if not isinstance(value, list):
             raise _wrong_type(loc, expected, value)
-        if len(value) != len(args):
-            raise _wrong_type(loc, expected, value, f"{len(value)} items, not {len(args)}")
+        if len(value) != len(items):
+            raise _wrong_type(loc, expected, value, f"{len(value)} items, not {len(items)}")
         return tuple(
-            self.convert(v, t, (loc, i)) for i, (v, t) in enumerate(zip(value, args, strict=True))
+            self.convert(v, t, (loc, i)) for i, (v, t) in enumerate(zip(value, items, strict=True))
         )
 
-    def _dict(self, value: Any, item: Any, key: Any, loc: _Loc) -> dict[str, Any]:
-        if _unwrap(key) not in (str, Any, object):
-            raise TypeError(
-                f"cannot convert to a dict with {describe(key)} keys: JSON keys are str"
-            )
+    def _dict(self, value: Any, item: Any, loc: _Loc) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise _wrong_type(loc, f"dict[str, {describe(item)}]", value)
+            raise _wrong_type(loc, dict[str, item], value)
         result = {}
         for k, v in value.items():
             if not isinstance(k, str):
@@ -481,7 +491,7 @@ class _Converter:
 
     def _dataclass(self, value: Any, cls: type, loc: _Loc) -> Any:
         if not isinstance(value, dict):
-            raise _wrong_type(loc, cls.__name__, value)
+            raise _wrong_type(loc, cls, value)
         kwargs = self._fields(value, _dataclass_fields(cls), loc)
         try:
             return cls(**kwargs)
@@ -490,8 +500,42 @@ class _Converter:
 
     def _typeddict(self, value: Any, cls: type, loc: _Loc) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise _wrong_type(loc, cls.__name__, value)
+            raise _wrong_type(loc, cls, value)
         return self._fields(value, _typeddict_fields(cls), loc)
+
+
+def _plan(tp: Any) -> _Plan:
+    """Classify the annotation ``tp`` once; ``TypeError`` if it is not supported."""
+    bare = _unwrap(tp)
+    if bare is None:
+        bare = types.NoneType
+    origin, args = get_origin(bare) or bare, get_args(bare)
+    c = _Converter
+    if bare is Any or bare is object:
+        return _Plan(c._any, None, tp)
+    if origin is Union or origin is types.UnionType:
+        return _Plan(c._union, bare, tp)
+    if origin is Literal:
+        return _Plan(c._choice, tuple((_plain(arg), arg) for arg in args), tp)
+    if origin in _LIST_ORIGINS:
+        return _Plan(c._list, args[0] if args else Any, tp)
+    if origin is tuple and (bare in (tuple, typing.Tuple) or args[1:] == (...,)):  # noqa: UP006
+        return _Plan(c._tuple_of, args[0] if args else Any, tp)
+    if origin is tuple:  # ``tuple[()]`` has no args, like a bare ``tuple``
+        return _Plan(c._tuple, args, tp)
+    if origin in _DICT_ORIGINS:
+        if args and _unwrap(args[0]) not in (str, Any, object):
+            raise TypeError(f"cannot convert to {describe(bare)}: JSON object keys are str")
+        return _Plan(c._dict, args[1] if args else Any, tp)
+    if bare in _SCALARS:
+        return _Plan(c._scalar, bare, tp)
+    if isinstance(bare, type) and issubclass(bare, enum.Enum):
+        return _Plan(c._choice, tuple((member.value, member) for member in bare), tp)
+    if isinstance(bare, type) and dataclasses.is_dataclass(bare):
+        return _Plan(c._dataclass, bare, tp)
+    if _is_typeddict(bare):
+        return _Plan(c._typeddict, bare, tp)
+    raise TypeError(f"cannot convert to {tp!r}: unsupported type")
 
 
 def _plain(option: Any) -> Any:

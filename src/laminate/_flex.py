@@ -181,7 +181,7 @@ def parse_path(path: PathLike) -> tuple[Step, ...]:
     """The steps of ``path`` (see the module's grammar); raises ``MalformedPathError``."""
     if isinstance(path, str):
         return _parse_string(path)
-    if isinstance(path, Sequence):
+    if isinstance(path, Sequence) and not isinstance(path, bytes | bytearray):
         steps = tuple(path)
         for step in steps:
             if isinstance(step, bool) or not isinstance(step, str | int):
