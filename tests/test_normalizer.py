@@ -318,3 +318,23 @@ def test_mutated_fixtures_raise_only_laminate_errors(
     outcome = run_chunks(split_at(bytes(data), cuts))
     if outcome.error is not None:
         assert outcome.error.partial is not None
+
+
+def test_flat_error_event_before_detection() -> None:
+    body = sse({"type": "error", "code": "server_error", "message": "boom"}, event="error")
+    outcome = run_chunks([body])
+    assert isinstance(outcome.error, ProviderError)
+    assert outcome.error.error_type == "server_error"
+    assert outcome.error.retryable
+    assert outcome.error.message == "boom"
+
+
+def test_open_tool_call_at_content_filter_is_cut_off() -> None:
+    opener = {"index": 0, "id": "c", "function": {"name": "f", "arguments": "{}"}}
+    body = sse(chunk(tool_calls=[opener]), chunk(finish_reason="content_filter"), "[DONE]")
+    outcome = run_chunks([body])
+    assert outcome.response is not None
+    block = outcome.response.content[0]
+    assert isinstance(block, InvalidToolUse)
+    assert "content_filter" in block.reason
+    assert outcome.response.stop_reason == StopReason.CONTENT_FILTER

@@ -14,6 +14,7 @@ from ._complete import (
     parse_anthropic_response,
     parse_ollama_response,
     parse_openai_response,
+    parse_responses_response,
 )
 from ._errors import (
     EnvelopeError,
@@ -94,4 +95,5 @@ __all__ = [
     "parse_anthropic_response",
     "parse_ollama_response",
     "parse_openai_response",
+    "parse_responses_response",
 ]

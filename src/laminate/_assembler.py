@@ -56,7 +56,15 @@ _USAGE_FIELDS: Final = (
     "reasoning_tokens",
 )
 
-CUT_OFF_REASON: Final = "cut off: the response hit its token limit before this call was finished"
+# Stop reasons that end a response early: a tool call still open then was cut off.
+_CUTTING: Final = frozenset(
+    {
+        StopReason.MAX_TOKENS,
+        StopReason.CONTENT_FILTER,
+        StopReason.REFUSAL,
+        StopReason.CONTEXT_WINDOW_EXCEEDED,
+    }
+)
 UNFINISHED_REASON: Final = "unfinished: the stream ended before the provider finished this call"
 
 
@@ -184,8 +192,9 @@ class Assembler:
     def finish(self, stop_reason: StopReason) -> None:
         """The provider said why it stopped: every open block is closed now.
 
-        A tool call still open when the reason is the token limit was cut off, so it
-        becomes an ``InvalidToolUse`` even if its text happens to parse.
+        A tool call still open when the response ends early (token limit, content
+        filter, refusal, context window) was cut off, so it becomes an ``InvalidToolUse``
+        even if its text happens to parse.
         """
         if self.stop_reason is None:
             self.stop_reason = stop_reason
@@ -195,7 +204,7 @@ class Assembler:
                 stop_reason.raw,
                 self.stop_reason.raw,
             )
-        cut_off = self.stop_reason == StopReason.MAX_TOKENS
+        cut_off = self.stop_reason in _CUTTING
         for key in list(self._open):
             self._close(key, cut_off=cut_off)
 
@@ -307,8 +316,15 @@ class Assembler:
             self._tool_identity(block, id, name)
 
     def unknown(self, key: Hashable, block_type: str, data: dict[str, Any]) -> None:
-        """Open a block of a type laminate does not model; it is kept as ``Unknown``."""
-        if key in self._open:
+        """Open a block of a type laminate does not model; it is kept as ``Unknown``.
+
+        Called again while the block is open, it replaces the block's data (a provider
+        that sends an item when it starts and again, complete, when it is done).
+        """
+        open_block = self._open.get(key)
+        if open_block is not None:
+            self._check_kind(open_block, _UNKNOWN)
+            open_block.data = data
             return
         block = self._new_block(key, _UNKNOWN)
         block.name = block_type
@@ -371,11 +387,17 @@ class Assembler:
 
     def _close(self, key: Hashable, *, cut_off: bool) -> None:
         block = self._open.pop(key)
-        final = (
-            block.snapshot(CUT_OFF_REASON) if cut_off and block.kind == _TOOL else block.finish()
-        )
+        if cut_off and block.kind == _TOOL:
+            final = block.snapshot(self._cut_off_reason())
+        else:
+            final = block.finish()
         self._finals[block.index] = final
         self.events.append(BlockEnd(block.index, final))
+
+    def _cut_off_reason(self) -> str:
+        stop = self.stop_reason or _NO_STOP
+        why = "hit its token limit" if stop == StopReason.MAX_TOKENS else "ended early"
+        return f"cut off: the response {why} ({stop.raw}) before this call was finished"
 
     def _unique_tool_id(self, id: str, index: int) -> str:
         candidate = id or f"call_{index}"

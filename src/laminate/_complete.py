@@ -10,7 +10,7 @@ from ._assembler import Assembler
 from ._errors import LaminateError, MalformedStreamError, UnknownProviderError
 from ._flex import FlexValue
 from ._normalizer import DEFAULT_MAX_TOOL_INPUT_SIZE
-from ._providers import anthropic, ollama, openai_chat
+from ._providers import anthropic, ollama, openai_chat, openai_responses
 from ._providers._common import error_from_payload
 from ._response import NormalizedResponse
 
@@ -20,6 +20,7 @@ __all__ = [
     "parse_anthropic_response",
     "parse_ollama_response",
     "parse_openai_response",
+    "parse_responses_response",
 ]
 
 Body = bytes | str | Mapping[str, Any]
@@ -46,7 +47,9 @@ def _parse(
     provider: str, reader: Callable[[Assembler, Mapping[str, Any]], None], body: Body
 ) -> NormalizedResponse:
     data = _load(body)
-    if "error" in data and data.get("error"):
+    if data.get("error") and "output" not in data:
+        # A bare error body. A Responses body carries `error` beside its output and is
+        # classified by its own parser.
         raise error_from_payload(data)
     assembler = Assembler(provider, max_tool_input_size=DEFAULT_MAX_TOOL_INPUT_SIZE)
     try:
@@ -77,6 +80,11 @@ def parse_openai_response(body: Body, *, choice: int = 0) -> NormalizedResponse:
     )
 
 
+def parse_responses_response(body: Body) -> NormalizedResponse:
+    """A complete Responses API body (``"object": "response"``)."""
+    return _parse("openai-responses", openai_responses.parse_body, body)
+
+
 def parse_anthropic_response(body: Body) -> NormalizedResponse:
     """A complete Anthropic Messages body."""
     return _parse("anthropic", anthropic.parse_body, body)
@@ -89,6 +97,7 @@ def parse_ollama_response(body: Body) -> NormalizedResponse:
 
 BODY_PARSERS: Final[dict[str, Callable[[Body], NormalizedResponse]]] = {
     "openai": parse_openai_response,
+    "openai-responses": parse_responses_response,
     "anthropic": parse_anthropic_response,
     "ollama": parse_ollama_response,
 }

@@ -251,7 +251,7 @@ class StreamNormalizer:
     def _detect(self, frame: Frame, obj: Any) -> None:
         provider = provider_from_frame(frame.event, obj)
         if provider is None:
-            if isinstance(obj, dict) and "error" in obj:
+            if isinstance(obj, dict) and ("error" in obj or obj.get("type") == "error"):
                 raise error_from_payload(obj)
             self._held.append((frame, obj))
             if len(self._held) >= _DETECT_FRAMES:

@@ -10,6 +10,7 @@ from ._common import Handler
 from .anthropic import AnthropicHandler
 from .ollama import OllamaHandler
 from .openai_chat import OpenAIChatHandler
+from .openai_responses import OpenAIResponsesHandler
 
 __all__ = ["FRAMING", "HANDLERS", "PROVIDERS", "HandlerOptions"]
 
@@ -28,6 +29,10 @@ def _openai(asm: Assembler, opts: HandlerOptions) -> Handler:
     return OpenAIChatHandler(asm, choice=opts.choice, think_tags=opts.think_tags)
 
 
+def _openai_responses(asm: Assembler, opts: HandlerOptions) -> Handler:
+    return OpenAIResponsesHandler(asm)
+
+
 def _anthropic(asm: Assembler, opts: HandlerOptions) -> Handler:
     return AnthropicHandler(asm)
 
@@ -38,6 +43,7 @@ def _ollama(asm: Assembler, opts: HandlerOptions) -> Handler:
 
 HANDLERS: Final[dict[str, Callable[[Assembler, HandlerOptions], Handler]]] = {
     "openai": _openai,
+    "openai-responses": _openai_responses,
     "anthropic": _anthropic,
     "ollama": _ollama,
 }
