@@ -338,3 +338,11 @@ def test_open_tool_call_at_content_filter_is_cut_off() -> None:
     assert isinstance(block, InvalidToolUse)
     assert "content_filter" in block.reason
     assert outcome.response.stop_reason == StopReason.CONTENT_FILTER
+
+
+def test_bytes_after_the_terminal_event_are_not_read() -> None:
+    done = sse(chunk(content="ok", finish_reason="stop"), "[DONE]")
+    outcome = run_chunks([done, b"\xff\xfe garbage without end"], provider="openai")
+    assert outcome.error is None
+    assert outcome.response is not None
+    assert outcome.response.text() == "ok"

@@ -103,9 +103,13 @@ class _LineDecoder:
         return len(self._partial) + len(self._head or b"")
 
     def feed(self, data: bytes) -> list[Frame]:
-        """Take the next bytes of the stream and return the frames they complete."""
-        self._check_usable()
-        if self._closed:
+        """Take the next bytes of the stream and return the frames they complete.
+
+        Frames completed before bad bytes in ``data`` are returned, and the
+        :class:`MalformedStreamError` is raised by the next call.
+        """
+        if self._error is not None or self._closed:
+            self._check_usable()
             raise RuntimeError("feed() called after close()")
         out: list[Frame] = []
         if data:
@@ -153,15 +157,67 @@ class _LineDecoder:
         raise NotImplementedError
 
     def _line_too_long(self, pos: int, head: bytes) -> MalformedStreamError:
+        # However the line was fed, cap + 1 of its bytes were seen: the snippet uses no more.
         return MalformedStreamError(
-            f"line longer than max_frame_bytes ({self._max})", offset=pos, snippet=_snippet(head)
+            f"line longer than max_frame_bytes ({self._max})",
+            offset=pos,
+            snippet=_snippet(head[: self._max + 1]),
         )
 
     # Splitting.
 
     def _feed(self, data: bytes, out: list[Frame]) -> None:
         pos = self._seen  # stream offset of data[0]
-        self._seen += len(data)
+        self._seen = pos + len(data)
+        if self._head is not None or self._after_cr or self._in_comment:
+            data, pos = self._prelude(data, pos)
+            if not data:
+                return
+        if b"\r" in data or len(data) + len(self._partial) > self._max:
+            self._feed_slow(data, pos, out)
+            return
+        # The common case: LF line ends, and no line can be over the cap.
+        lines = data.split(b"\n")
+        tail = lines.pop()
+        if lines:
+            if self._partial:
+                pos = self._join_held(lines, pos)
+            self._take(lines, pos, 1, out)
+        if tail:
+            self._hold(tail)
+
+    def _feed_slow(self, data: bytes, pos: int, out: list[Frame]) -> None:
+        """Process a feed holding a CR, or long enough to hold a line over the cap."""
+        take = self._take_capped if len(data) + len(self._partial) > self._max else self._take
+        sep: int | list[int]
+        if b"\r" in data:
+            lines, sep, tail = self._split_cr(data)
+        else:
+            lines = data.split(b"\n")
+            sep = 1
+            tail = lines.pop()
+        pos = self._join_held(lines, pos)
+        if isinstance(sep, list):
+            for line, width in zip(lines, sep, strict=True):
+                take([line], pos, width, out)
+                pos += len(line) + width
+        else:
+            take(lines, pos, sep, out)
+        if tail:
+            self._hold(tail)
+
+    def _join_held(self, lines: list[bytes], pos: int) -> int:
+        """Complete the held start of a line with the first new line; return its offset."""
+        held = self._partial
+        if held and lines:
+            # The held bytes are copied only now, once.
+            lines[0] = b"".join((held, lines[0]))
+            self._partial = bytearray()
+            return pos - len(held)
+        return pos
+
+    def _prelude(self, data: bytes, pos: int) -> tuple[bytes, int]:
+        """Settle what the previous feed left open: a BOM, a CRLF, a comment line."""
         if self._head is not None:
             data, pos = self._strip_bom(data, pos)
         if self._after_cr and data:
@@ -171,15 +227,7 @@ class _LineDecoder:
                 pos += 1
         if self._in_comment and data:
             data, pos = self._skip_comment(data, pos)
-        if not data:
-            return
-        if b"\r" in data:
-            self._split_cr(data, pos, out)
-        else:
-            lines = data.split(b"\n")
-            tail = lines.pop()
-            self._lines(lines, pos, 1, len(data), out)
-            self._hold(tail)
+        return data, pos
 
     def _strip_bom(self, data: bytes, pos: int) -> tuple[bytes, int]:
         """Remove a UTF-8 BOM at the stream start, even when it arrives in pieces."""
@@ -211,52 +259,37 @@ class _LineDecoder:
             end = cr + 2 if data[cr + 1] == _LF else cr + 1
         return data[end:], pos + end
 
-    def _split_cr(self, data: bytes, pos: int, out: list[Frame]) -> None:
-        """The slower path for feeds holding a CR (CRLF streams, or bare CR line ends)."""
+    def _split_cr(self, data: bytes) -> tuple[list[bytes], int | list[int], bytes]:
+        """Split a feed holding a CR: complete lines, their line end widths, the tail.
+
+        CRLF everywhere (Gemini, sse-starlette) keeps a constant width; mixed line ends
+        get one width per line.
+        """
         ends_cr = data[-1] == _CR
+        self._after_cr = ends_cr
         body = data[:-1] if ends_cr else data
-        crlf = body.count(b"\r\n")
-        if crlf == body.count(b"\r") == body.count(b"\n"):
-            lines = body.split(b"\r\n")
-            tail = b"" if ends_cr else lines.pop()
-            self._lines(lines, pos, 2, len(data), out)
+        lines = body.split(b"\r\n")
+        joined = b"".join(lines)
+        sep: int | list[int]
+        if b"\r" not in joined and b"\n" not in joined:
+            sep = 2
         else:
             pieces = _LINE_END.split(body)
             lines = pieces[::2]
-            seps = [len(sep) for sep in pieces[1::2]]
+            sep = [len(end) for end in pieces[1::2]]
             if ends_cr:
-                seps.append(1)
-                tail = b""
-            else:
-                tail = lines.pop()
-            pos = self._join_partial(lines, pos)
-            for line, sep in zip(lines, seps, strict=True):
-                self._run([line], pos, sep, len(line), out)
-                pos += len(line) + sep
-        self._after_cr = ends_cr
-        self._hold(tail)
+                sep.append(1)
+        # A final CR ends the last line (the next feed may bring its LF).
+        tail = b"" if ends_cr else lines.pop()
+        return lines, sep, tail
 
-    def _lines(self, lines: list[bytes], pos: int, sep: int, size: int, out: list[Frame]) -> None:
-        if lines:
-            size += len(self._partial)
-            self._run(lines, self._join_partial(lines, pos), sep, size, out)
-
-    def _join_partial(self, lines: list[bytes], pos: int) -> int:
-        """Complete the held partial line with the first new line; return its offset."""
-        if lines and self._partial:
-            pos -= len(self._partial)
-            lines[0] = b"".join((self._partial, lines[0]))
-            self._partial = bytearray()
-        return pos
-
-    def _run(self, lines: list[bytes], pos: int, sep: int, size: int, out: list[Frame]) -> None:
-        """``_take`` the lines, stopping at the first one over the cap (``size`` bounds them)."""
+    def _take_capped(self, lines: list[bytes], pos: int, sep: int, out: list[Frame]) -> None:
+        """``_take`` the lines, but raise at the first one over the cap, in stream order."""
         cap = self._max
-        if size > cap:
-            for k, line in enumerate(lines):
-                if len(line) > cap and not self._is_comment(line):
-                    self._take(lines[:k], pos, sep, out)
-                    raise self._line_too_long(pos + sum(map(len, lines[:k])) + k * sep, line)
+        for k, line in enumerate(lines):
+            if len(line) > cap and not self._is_comment(line):
+                self._take(lines[:k], pos, sep, out)
+                raise self._line_too_long(pos + sum(map(len, lines[:k])) + k * sep, line)
         self._take(lines, pos, sep, out)
 
     def _is_comment(self, line: bytes | bytearray) -> bool:
@@ -264,8 +297,6 @@ class _LineDecoder:
 
     def _hold(self, tail: bytes) -> None:
         """Keep the unterminated end of a feed until its line end arrives."""
-        if not tail:
-            return
         if not self._partial and self._is_comment(tail):
             self._in_comment = True
             return
@@ -325,6 +356,11 @@ class SSEDecoder(_LineDecoder):
                     continue
                 if line[:6] == b"data: ":
                     raw = line[6:]
+                elif line[:7] == b"event: ":  # every Anthropic and Responses event has one
+                    if start < 0:
+                        start = here
+                    event = line[7:].decode() or None
+                    continue
                 elif line[:5] == b"data:":
                     raw = line[5:]
                 elif line[0] == _COLON:

@@ -164,6 +164,8 @@ class StreamNormalizer:
     # -- steps --------------------------------------------------------------------------
 
     def _feed(self, data: bytes) -> None:
+        if self._assembler.done:
+            return  # after the provider's terminal event the bytes cannot change the answer
         decoder = self._decoder or self._choose_decoder(data)
         if decoder is None:
             return
@@ -172,7 +174,7 @@ class StreamNormalizer:
 
     def _close(self, _: bytes) -> None:
         decoder = self._decoder or self._choose_decoder(b"", final=True)
-        if decoder is not None:
+        if decoder is not None and not self._assembler.done:
             frames = decoder.close()
             for frame in frames:
                 self._on_frame(frame, at_end=True)
