@@ -16,6 +16,7 @@ from ._complete import (
     parse_openai_response,
     parse_responses_response,
 )
+from ._envelope import CallLedger, FinalAnswer, ToolCallRequest, parse_envelope, to_envelopes
 from ._errors import (
     EnvelopeError,
     ExtractError,
@@ -51,17 +52,21 @@ from ._response import (
     Unknown,
     Usage,
 )
+from ._tools import Tool, ToolRegistry, ToolResult
+from ._wire import assistant_message, tool_results
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BlockEnd",
     "BlockStart",
+    "CallLedger",
     "Change",
     "ContentBlock",
     "EnvelopeError",
     "Event",
     "ExtractError",
+    "FinalAnswer",
     "FlexValue",
     "IncompleteStreamError",
     "InvalidToolUse",
@@ -82,18 +87,26 @@ __all__ = [
     "StringDelta",
     "Text",
     "TextDelta",
+    "Tool",
+    "ToolCallRequest",
     "ToolInputDelta",
+    "ToolRegistry",
+    "ToolResult",
     "ToolUse",
     "Unknown",
     "UnknownProviderError",
     "Usage",
+    "assistant_message",
     "collect",
     "collect_sync",
     "normalize",
     "normalize_stream",
     "normalize_stream_sync",
     "parse_anthropic_response",
+    "parse_envelope",
     "parse_ollama_response",
     "parse_openai_response",
     "parse_responses_response",
+    "to_envelopes",
+    "tool_results",
 ]
