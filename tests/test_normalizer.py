@@ -24,9 +24,10 @@ from laminate import (
     ToolInputDelta,
     ToolUse,
     UnknownProviderError,
+    normalize,
 )
 
-from .support import run_chunks, split_at, stream_fixtures
+from .support import FIXTURES, run_chunks, split_at, stream_fixtures
 
 
 def sse(*payloads: object, event: str | None = None) -> bytes:
@@ -346,3 +347,47 @@ def test_bytes_after_the_terminal_event_are_not_read() -> None:
     assert outcome.error is None
     assert outcome.response is not None
     assert outcome.response.text() == "ok"
+
+
+@pytest.mark.parametrize(
+    "name", ["openai/tool-call", "anthropic/parallel-tool-calls", "ollama/text", "openai/text"]
+)
+def test_a_complete_body_through_the_stream_api(name: str) -> None:
+    """A non-streaming answer fed to the stream API gives the same response as the body."""
+    body = (FIXTURES / f"{name}.body.json").read_bytes()
+    expected = normalize(body)
+    pretty = json.dumps(json.loads(body), indent=2).encode()
+    compact = json.dumps(json.loads(body)).encode()
+    provider = name.split("/", 1)[0]
+    for data in (pretty, compact):
+        for hint in (None, provider):
+            outcome = run_chunks(split_at(data, range(0, len(data), 7)), provider=hint)
+            assert outcome.error is None, (name, hint, outcome.error)
+            assert outcome.response is not None
+            assert outcome.response.content == expected.content
+            assert outcome.response.stop_reason == expected.stop_reason
+            assert outcome.response.usage == expected.usage
+            assert isinstance(outcome.events[-1], ResponseDone)
+
+
+def test_a_pretty_printed_error_body_is_a_provider_error() -> None:
+    error = {"error": {"type": "invalid_request_error", "message": "messages: field required"}}
+    data = json.dumps(error, indent=2).encode()
+    for provider in (None, "anthropic", "openai", "ollama"):
+        outcome = run_chunks([data[:10], data[10:]], provider=provider)
+        assert isinstance(outcome.error, ProviderError), provider
+        assert outcome.error.error_type == "invalid_request_error"
+        assert not outcome.error.retryable
+
+
+def test_a_body_that_is_not_json_is_malformed() -> None:
+    outcome = run_chunks([b'{\n  "choices": [\n'], provider="openai")
+    assert isinstance(outcome.error, MalformedStreamError)
+    assert outcome.error.offset == 0
+
+
+def test_an_ndjson_stream_whose_later_line_breaks_is_malformed() -> None:
+    line = b'{"model":"m","message":{"role":"assistant","content":"a"},"done":false}\n'
+    outcome = run_chunks([line + b"{broken\n"])
+    assert isinstance(outcome.error, MalformedStreamError)
+    assert outcome.error.offset == len(line)

@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from typing import Any, Final
+from collections.abc import Mapping
+from typing import Any
 
 from ._assembler import Assembler
+from ._detect import provider_from_body
 from ._errors import LaminateError, MalformedStreamError, UnknownProviderError
 from ._flex import FlexValue
 from ._normalizer import DEFAULT_MAX_TOOL_INPUT_SIZE
-from ._providers import anthropic, ollama, openai_chat, openai_responses
 from ._providers._common import error_from_payload
+from ._providers.registry import BODY_READERS, HandlerOptions, read_body
 from ._response import NormalizedResponse
 
 __all__ = [
-    "BODY_PARSERS",
     "normalize",
     "parse_anthropic_response",
     "parse_ollama_response",
@@ -43,25 +43,18 @@ def _load(body: Body) -> Mapping[str, Any]:
     return value
 
 
-def _parse(
-    provider: str, reader: Callable[[Assembler, Mapping[str, Any]], None], body: Body
-) -> NormalizedResponse:
+def _parse(provider: str, body: Body, options: HandlerOptions) -> NormalizedResponse:
     data = _load(body)
-    if data.get("error") and "output" not in data:
-        # A bare error body. A Responses body carries `error` beside its output and is
-        # classified by its own parser.
-        raise error_from_payload(data)
     assembler = Assembler(provider, max_tool_input_size=DEFAULT_MAX_TOOL_INPUT_SIZE)
     try:
-        reader(assembler, data)
+        read_body(assembler, data, provider, options)
     except LaminateError as exc:
         if exc.partial is None:
             exc.partial = assembler.snapshot()
         raise
-    assembler.complete()
-    if assembler.response is None:  # complete() always builds one
-        raise MalformedStreamError("the body did not give a response")
     response = assembler.response
+    if response is None:  # complete() always builds one
+        raise MalformedStreamError("the body did not give a response")
     return NormalizedResponse(
         response.id,
         response.model,
@@ -75,53 +68,29 @@ def _parse(
 
 def parse_openai_response(body: Body, *, choice: int = 0) -> NormalizedResponse:
     """A complete Chat Completions body (``chat.completion``)."""
-    return _parse(
-        "openai", lambda asm, data: openai_chat.parse_body(asm, data, choice=choice), body
-    )
+    return _parse("openai", body, HandlerOptions(choice=choice))
 
 
 def parse_responses_response(body: Body) -> NormalizedResponse:
     """A complete Responses API body (``"object": "response"``)."""
-    return _parse("openai-responses", openai_responses.parse_body, body)
+    return _parse("openai-responses", body, HandlerOptions())
 
 
 def parse_anthropic_response(body: Body) -> NormalizedResponse:
     """A complete Anthropic Messages body."""
-    return _parse("anthropic", anthropic.parse_body, body)
+    return _parse("anthropic", body, HandlerOptions())
 
 
 def parse_ollama_response(body: Body) -> NormalizedResponse:
     """A complete Ollama ``/api/chat`` body."""
-    return _parse("ollama", ollama.parse_body, body)
+    return _parse("ollama", body, HandlerOptions())
 
 
-BODY_PARSERS: Final[dict[str, Callable[[Body], NormalizedResponse]]] = {
-    "openai": parse_openai_response,
-    "openai-responses": parse_responses_response,
-    "anthropic": parse_anthropic_response,
-    "ollama": parse_ollama_response,
-}
-
-
-def _detect(data: Mapping[str, Any]) -> str | None:
-    if isinstance(data.get("choices"), list):
-        return "openai"
-    if data.get("object") == "response" or isinstance(data.get("output"), list):
-        return "openai-responses"
-    if data.get("type") == "message" or (
-        "stop_reason" in data and isinstance(data.get("content"), list)
-    ):
-        return "anthropic"
-    if "done" in data and "message" in data:
-        return "ollama"
-    return None
-
-
-def normalize(body: Body, provider: str | None = None) -> NormalizedResponse:
+def normalize(body: Body, provider: str | None = None, *, choice: int = 0) -> NormalizedResponse:
     """A complete body (``bytes``, ``str`` or a parsed ``dict``) of any supported provider."""
     data = _load(body)
     if provider is None:
-        provider = _detect(data)
+        provider = provider_from_body(data)
         if provider is None:
             if data.get("error"):
                 raise error_from_payload(data)
@@ -129,7 +98,6 @@ def normalize(body: Body, provider: str | None = None) -> NormalizedResponse:
             raise UnknownProviderError(
                 f"could not detect the provider of a body with keys: {keys}", seen=keys
             )
-    parser = BODY_PARSERS.get(provider)
-    if parser is None:
+    if provider not in BODY_READERS:
         raise UnknownProviderError(f"provider {provider!r} is not supported", seen=provider)
-    return parser(data)
+    return _parse(provider, data, HandlerOptions(choice=choice))

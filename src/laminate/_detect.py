@@ -6,7 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["NDJSON_TYPES", "provider_from_frame", "provider_from_url"]
+__all__ = [
+    "NDJSON_TYPES",
+    "describe",
+    "provider_from_body",
+    "provider_from_frame",
+    "provider_from_url",
+]
 
 NDJSON_TYPES: Final = (
     "application/x-ndjson",
@@ -64,3 +70,18 @@ def describe(event: str | None, data: str) -> str:
     """A short account of a frame for an error message."""
     text = data if len(data) <= 120 else data[:117] + "..."
     return f"event {event!r} data {text!r}" if event else f"data {text!r}"
+
+
+def provider_from_body(data: Mapping[str, Any]) -> str | None:
+    """The provider of a complete (non-streaming) body, from its shape."""
+    if isinstance(data.get("choices"), list):
+        return "openai"
+    if data.get("object") == "response" or isinstance(data.get("output"), list):
+        return "openai-responses"
+    if data.get("type") == "message" or (
+        "stop_reason" in data and isinstance(data.get("content"), list)
+    ):
+        return "anthropic"
+    if "done" in data and "message" in data:
+        return "ollama"
+    return None

@@ -11,7 +11,13 @@ import json
 from typing import Any, Final
 
 from ._assembler import Assembler
-from ._detect import NDJSON_TYPES, describe, provider_from_frame, provider_from_url
+from ._detect import (
+    NDJSON_TYPES,
+    describe,
+    provider_from_body,
+    provider_from_frame,
+    provider_from_url,
+)
 from ._errors import (
     IncompleteStreamError,
     LaminateError,
@@ -21,7 +27,7 @@ from ._errors import (
 from ._events import Event
 from ._framing import Frame, NDJSONDecoder, SSEDecoder
 from ._providers._common import Handler, error_from_payload
-from ._providers.registry import FRAMING, HANDLERS, HandlerOptions
+from ._providers.registry import FRAMING, HANDLERS, HandlerOptions, read_body
 from ._response import NormalizedResponse
 
 __all__ = ["StreamNormalizer"]
@@ -79,6 +85,8 @@ class StreamNormalizer:
         self._content_type = (content_type or "").split(";")[0].strip().lower()
         self._decoder: SSEDecoder | NDJSONDecoder | None = None
         self._sniffed = b""
+        self._head: bytearray | None = None
+        self._document: bytearray | None = None
         self._assembler = Assembler(provider or "", max_tool_input_size=max_tool_input_size)
         self._handler: Handler | None = None
         self._held: list[tuple[Frame, Any]] = []
@@ -166,23 +174,43 @@ class StreamNormalizer:
     def _feed(self, data: bytes) -> None:
         if self._assembler.done:
             return  # after the provider's terminal event the bytes cannot change the answer
-        decoder = self._decoder or self._choose_decoder(data)
-        if decoder is None:
+        if self._document is not None:
+            self._grow_document(data)
             return
-        for frame in decoder.feed(data):
-            self._on_frame(frame)
+        if self._decoder is None:
+            data = self._choose_framing(data, final=False)
+            if self._decoder is None:
+                return
+        if self._head is not None:
+            self._record_head(data)
+        try:
+            for frame in self._decoder.feed(data):
+                self._on_frame(frame)
+        except _NotAStream:
+            self._switch_to_document()
 
     def _close(self, _: bytes) -> None:
-        decoder = self._decoder or self._choose_decoder(b"", final=True)
-        if decoder is not None and not self._assembler.done:
-            frames = decoder.close()
-            for frame in frames:
-                self._on_frame(frame, at_end=True)
         asm = self._assembler
+        if not asm.done and self._decoder is None and self._document is None:
+            self._choose_framing(b"", final=True)
+        if not asm.done and self._document is not None:
+            self._read_document()
+        decoder = self._decoder
+        if decoder is not None and not asm.done:
+            try:
+                for frame in decoder.close():
+                    self._on_frame(frame, at_end=True)
+            except _NotAStream:
+                self._switch_to_document()
+                self._read_document()
         if asm.done:
             return
         if self._handler is None:
-            self._undetected(final=True)
+            if len(self._held) == 1 and isinstance(self._held[0][1], dict):
+                # One undetected JSON line: a compact complete body.
+                self._read_body(self._held[0][1])
+                return
+            self._undetected()
         if asm.finished:
             asm.complete()
             return
@@ -192,34 +220,96 @@ class StreamNormalizer:
             else "the stream ended before any byte arrived"
         )
 
-    def _choose_decoder(
-        self, data: bytes, *, final: bool = False
-    ) -> SSEDecoder | NDJSONDecoder | None:
-        """SSE or NDJSON: from the provider, the content type, or the first byte."""
+    def _choose_framing(self, data: bytes, *, final: bool) -> bytes:
+        """SSE, NDJSON or one JSON document: from the first byte, the provider and the
+        content type. Returns the bytes held back while the first byte was awaited."""
+        self._sniffed += data
+        head = self._sniffed.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if not head and not final:
+            return b""
+        data, self._sniffed = self._sniffed, b""
         kind = FRAMING.get(self._provider or "")
+        json_first = head[:1] in (b"{", b"[")
+        if json_first and kind == "sse":
+            # No event stream starts with a brace: a complete body (or an error body).
+            self._document = bytearray()
+            self._grow_document(data)
+            return b""
         if kind is None and self._content_type:
             if self._content_type == "text/event-stream":
                 kind = "sse"
             elif self._content_type in NDJSON_TYPES:
                 kind = "ndjson"
         if kind is None:
-            self._sniffed += data
-            head = self._sniffed.lstrip(b"\xef\xbb\xbf \t\r\n")
-            if not head and not final:
-                return None
-            kind = "ndjson" if head[:1] in (b"{", b"[") else "sse"
-            data = self._sniffed
-        self._decoder = decoder = (
+            kind = "ndjson" if json_first else "sse"
+        if kind == "ndjson":
+            self._head = bytearray()  # kept until the first line parses, in case it is a body
+        self._decoder = (
             SSEDecoder(max_frame_bytes=self._max_frame_size)
             if kind == "sse"
             else NDJSONDecoder(max_frame_bytes=self._max_frame_size)
         )
-        if self._sniffed:
-            self._sniffed = b""
-            for frame in decoder.feed(data):
-                self._on_frame(frame)
-            return None
-        return decoder
+        return data
+
+    # -- one JSON document instead of a stream -------------------------------------------
+
+    def _record_head(self, data: bytes) -> None:
+        head = self._head
+        if head is None:
+            return
+        if len(head) + len(data) > self._max_frame_size:
+            self._head = None  # too big to be read again as one document
+        else:
+            head += data
+
+    def _switch_to_document(self) -> None:
+        if self._head is None:
+            raise MalformedStreamError("a line is not JSON, and the body is too big to be one")
+        self._document, self._head, self._decoder = self._head, None, None
+        self._frame = None
+
+    def _grow_document(self, data: bytes) -> None:
+        document = self._document
+        if document is None:
+            return
+        if len(document) + len(data) > self._max_frame_size:
+            raise MalformedStreamError(
+                f"the body is larger than max_frame_size ({self._max_frame_size} bytes)",
+                offset=0,
+                snippet=_snippet(bytes(document[:80]).decode("utf-8", "replace")),
+            )
+        document += data
+
+    def _read_document(self) -> None:
+        raw = bytes(self._document or b"")
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise MalformedStreamError(
+                f"the body is neither a stream nor one JSON document: {exc}",
+                offset=0,
+                snippet=_snippet(raw[:80].decode("utf-8", "replace")),
+            ) from exc
+        if not isinstance(data, dict):
+            raise MalformedStreamError(
+                "the body is JSON but not an object", offset=0, snippet=_snippet(str(data))
+            )
+        self._read_body(data)
+
+    def _read_body(self, data: dict[str, Any]) -> None:
+        provider = self._provider or provider_from_body(data)
+        if provider is None:
+            if data.get("error"):
+                raise error_from_payload(data)
+            keys = ", ".join(sorted(data)[:8])
+            raise UnknownProviderError(
+                f"could not detect the provider of a body with keys: {keys}", seen=keys
+            )
+        if self._handler is None:
+            self._start_handler(provider)
+        if self._keep_raw:
+            self._raw_frames().append(data)
+        read_body(self._assembler, data, provider, self._handler_options)
 
     def _on_frame(self, frame: Frame, *, at_end: bool = False) -> None:
         asm = self._assembler
@@ -229,7 +319,7 @@ class StreamNormalizer:
         data = frame.data
         if data == "[DONE]":
             if self._handler is None:
-                self._undetected(final=True)
+                self._undetected()
             if self._handler is not None:
                 self._handler.on_done_marker()
             return
@@ -238,9 +328,12 @@ class StreamNormalizer:
         except ValueError as exc:
             if data.strip().lower() in _KEEPALIVE:
                 return
+            if self._head is not None:
+                raise _NotAStream from exc
             if at_end:
                 raise IncompleteStreamError("the stream ended inside a frame") from exc
             raise MalformedStreamError(f"a frame is not JSON: {exc}") from exc
+        self._head = None  # a line parsed: a stream after all
         if self._handler is None:
             self._detect(frame, obj)
             return
@@ -257,7 +350,7 @@ class StreamNormalizer:
                 raise error_from_payload(obj)
             self._held.append((frame, obj))
             if len(self._held) >= _DETECT_FRAMES:
-                self._undetected(final=True)
+                self._undetected()
             return
         self._start_handler(provider)
         held, self._held = self._held, []
@@ -268,7 +361,7 @@ class StreamNormalizer:
             assert self._handler is not None  # set by _start_handler just above
             self._handler.on_frame(old_frame.event, old_obj)
 
-    def _undetected(self, *, final: bool) -> None:
+    def _undetected(self) -> None:
         seen = "; ".join(describe(f.event, f.data) for f, _ in self._held[:3]) or (
             describe(self._frame.event, self._frame.data) if self._frame else "no frame"
         )
@@ -289,6 +382,10 @@ class StreamNormalizer:
         if asm.raw_frames is None:
             asm.raw_frames = []
         return asm.raw_frames
+
+
+class _NotAStream(Exception):
+    """The first NDJSON line is not JSON: the bytes may be one pretty-printed document."""
 
 
 def _url_path(url: str) -> str:

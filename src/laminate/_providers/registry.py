@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from .._assembler import Assembler
-from ._common import Handler
+from . import anthropic, ollama, openai_chat, openai_responses
+from ._common import Handler, error_from_payload
 from .anthropic import AnthropicHandler
 from .ollama import OllamaHandler
 from .openai_chat import OpenAIChatHandler
 from .openai_responses import OpenAIResponsesHandler
 
-__all__ = ["FRAMING", "HANDLERS", "PROVIDERS", "HandlerOptions"]
+__all__ = [
+    "BODY_READERS",
+    "FRAMING",
+    "HANDLERS",
+    "PROVIDERS",
+    "BodyReader",
+    "HandlerOptions",
+    "read_body",
+]
 
 
 class HandlerOptions:
@@ -56,3 +65,25 @@ FRAMING: Final[Mapping[str, Literal["sse", "ndjson"]]] = {
 }
 
 PROVIDERS: Final = tuple(HANDLERS)
+
+BodyReader = Callable[[Assembler, Mapping[str, Any], HandlerOptions], None]
+
+# Complete (non-streaming) bodies, read into an assembler with the same rules as streams.
+BODY_READERS: Final[dict[str, BodyReader]] = {
+    "openai": lambda asm, body, opts: openai_chat.parse_body(asm, body, choice=opts.choice),
+    "openai-responses": lambda asm, body, opts: openai_responses.parse_body(asm, body),
+    "anthropic": lambda asm, body, opts: anthropic.parse_body(asm, body),
+    "ollama": lambda asm, body, opts: ollama.parse_body(asm, body),
+}
+
+
+def read_body(
+    assembler: Assembler, data: Mapping[str, Any], provider: str, options: HandlerOptions
+) -> None:
+    """Read a complete body into ``assembler`` and complete the response."""
+    if data.get("error") and "output" not in data:
+        # A bare error body. A Responses body carries `error` beside its output and is
+        # classified by its own reader.
+        raise error_from_payload(data)
+    BODY_READERS[provider](assembler, data, options)
+    assembler.complete()
