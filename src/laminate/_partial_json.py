@@ -40,6 +40,19 @@ class StringDelta:
     text: str
 
 
+# ``StringDelta(path, text)`` without the frozen dataclass's ``__init__``, which goes
+# through ``object.__setattr__`` and would double the cost of reading a fragment.
+_SET_PATH: Final = vars(StringDelta)["path"].__set__
+_SET_TEXT: Final = vars(StringDelta)["text"].__set__
+
+
+def _delta(path: JSONPath, text: str) -> StringDelta:
+    delta = object.__new__(StringDelta)
+    _SET_PATH(delta, path)
+    _SET_TEXT(delta, text)
+    return delta
+
+
 # Scanner states. ``_Scanner._handlers`` is indexed by them.
 _VALUE: Final = 0  # a value is expected (top level, after ':' or after ',' in an array)
 _VALUE_OR_CLOSE: Final = 1  # just after '['
@@ -55,8 +68,14 @@ _DONE: Final = 10  # the top-level value is finished; only whitespace may follow
 
 _WHITESPACE: Final = frozenset(" \t\n\r")
 _WHITESPACE_RUN: Final = re.compile(r"[ \t\n\r]+")
-# Where a string's plain text stops: its end, an escape, or a forbidden raw character.
-_STRING_STOP: Final = re.compile(r'["\\\x00-\x1f]')
+# A run of a string's content that decodes on its own: plain characters and whole
+# escapes, a high surrogate escape only together with its low half.
+_STRING_BODY: Final = re.compile(
+    r'(?:[^"\\\x00-\x1f]+|\\["\\/bfnrt]|\\u(?![dD][89abAB])[0-9a-fA-F]{4}'
+    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})*"
+)
+_STRING_STOP: Final = re.compile(r'["\\\x00-\x1f]')  # the end of a run of plain text
+_DECODER: Final = json.JSONDecoder()
 _SIMPLE_ESCAPES: Final = {
     '"': '"',
     "\\": "\\",
@@ -121,10 +140,12 @@ class _Scanner:
         "_top_end",
         "_value_path",
         "completed",
-        "deltas",
+        "delta_paths",
+        "delta_texts",
         "error",
         "error_at",
         "error_seq",
+        "many_deltas",
     )
 
     def __init__(self) -> None:
@@ -159,8 +180,12 @@ class _Scanner:
         self._number = _N_MINUS
         self._literal = ""  # the characters of true / false / null still expected
         self._top_end = 0
-        self._out: list[StringDelta] = []
-        self.deltas: list[tuple[StringDelta, ...]] = []  # one entry per fragment
+        self._out: list[StringDelta] = []  # deltas of the current fragment's closed strings
+        # Per fragment, compactly: the path and text of its one delta (the common case),
+        # or ``None`` and its deltas in ``many_deltas`` when it has none or several.
+        self.delta_paths: list[JSONPath | None] = []
+        self.delta_texts: list[str] = []
+        self.many_deltas: dict[int, tuple[StringDelta, ...]] = {}
         self.completed: dict[JSONPath, int] = {}  # path -> seq at which its value finished
         self.error: str | None = None
         self.error_at = 0  # offset of the offending character
@@ -170,16 +195,54 @@ class _Scanner:
 
     def feed(self, fragment: str, seq: int) -> None:
         self._seq = seq
+        if self._state == _STRING and self._plain_text(fragment):
+            return
         if self.error is None:
             handlers = self._handlers
             i, n = 0, len(fragment)
             while i < n:
                 i = handlers[self._state](fragment, i)
-            if self._pieces and not self._in_key and self._state in (_STRING, _ESCAPE):
-                self._report_pieces()
-        self.deltas.append(tuple(self._out) if self._out else ())
-        self._out.clear()
         self._base += len(fragment)
+        self._record(seq)
+
+    def _plain_text(self, fragment: str) -> bool:
+        """Record the usual fragment of a long argument, plain text inside the value
+        string being written, as it is; ``False`` for anything else."""
+        if self._in_key or self._high is not None or not fragment or self.error is not None:
+            return False
+        if _STRING_STOP.search(fragment) is not None:
+            return False
+        self._base += len(fragment)
+        self.delta_paths.append(self._value_path)
+        self.delta_texts.append(fragment)
+        return True
+
+    def _record(self, seq: int) -> None:
+        out, pieces = self._out, self._pieces
+        if pieces and not self._in_key:
+            # The value string still open got this much; a key waits for its end.
+            text = pieces[0] if len(pieces) == 1 else "".join(pieces)
+            pieces.clear()
+            if not out:  # the common case: one string extended, nothing else
+                self.delta_paths.append(self._value_path)
+                self.delta_texts.append(text)
+                return
+            out.append(_delta(self._value_path, text))
+        if len(out) == 1:
+            self.delta_paths.append(out[0].path)
+            self.delta_texts.append(out[0].text)
+        else:
+            self.delta_paths.append(None)
+            self.delta_texts.append("")
+            if out:
+                self.many_deltas[seq] = tuple(out)
+        out.clear()
+
+    def string_deltas(self, seq: int) -> tuple[StringDelta, ...]:
+        path = self.delta_paths[seq]
+        if path is None:
+            return self.many_deltas.get(seq, ())
+        return (_delta(path, self.delta_texts[seq]),)
 
     def _fail(self, s: str, i: int, reason: str | None = None) -> int:
         self.error_at = self._base + i
@@ -300,26 +363,34 @@ class _Scanner:
     # -- strings ------------------------------------------------------------------
 
     def _string(self, s: str, i: int) -> int:
-        stop = _STRING_STOP.search(s, i)
-        j = len(s) if stop is None else stop.start()
+        if self._high is not None:
+            if s[i] == "\\":
+                return self._start_escape(i)
+            self._flush_high()
+        # Plain text and whole escapes are read and decoded in C; the slow path only
+        # sees an escape cut by the fragment's end, a high surrogate without its pair
+        # in sight, or an error.
+        j = _STRING_BODY.match(s, i).end()  # type: ignore[union-attr]  # matches ''
         if j > i:
-            if self._high is not None:
-                self._flush_high()
-            self._pieces.append(s[i:j])
-        if stop is None:
+            text = s[i:j]
+            if "\\" in text:
+                text = _DECODER.raw_decode(f'"{text}"')[0]
+            self._pieces.append(text)
+        if j == len(s):
             return j
         c = s[j]
         if c == '"':
-            if self._high is not None:
-                self._flush_high()
             self._end_string(j)
             return j + 1
         if c == "\\":
-            self._esc = ""
-            self._esc_start = self._base + j
-            self._state = _ESCAPE
-            return j + 1
+            return self._start_escape(j)
         return self._fail(s, j, f"unescaped control character {c!r} in a string")
+
+    def _start_escape(self, j: int) -> int:
+        self._esc = ""
+        self._esc_start = self._base + j
+        self._state = _ESCAPE
+        return j + 1
 
     def _end_string(self, j: int) -> None:
         if self._in_key:
@@ -333,7 +404,7 @@ class _Scanner:
         self._value_end(self._base + j + 1)
 
     def _report_pieces(self) -> None:
-        self._out.append(StringDelta(self._value_path, "".join(self._pieces)))
+        self._out.append(_delta(self._value_path, "".join(self._pieces)))
         self._pieces.clear()
 
     def _flush_high(self) -> None:
@@ -344,17 +415,17 @@ class _Scanner:
     def _escape(self, s: str, i: int) -> int:
         if not self._esc:
             c = s[i]
-            if c == "u":
-                self._esc = "u"
-                return i + 1
-            char = _SIMPLE_ESCAPES.get(c)
-            if char is None:
-                return self._fail(s, i, f"invalid escape {c!r} after a backslash")
-            if self._high is not None:
-                self._flush_high()
-            self._pieces.append(char)
-            self._state = _STRING
-            return i + 1
+            i += 1
+            if c != "u":
+                char = _SIMPLE_ESCAPES.get(c)
+                if char is None:
+                    return self._fail(s, i - 1, f"invalid escape {c!r} after a backslash")
+                if self._high is not None:
+                    self._flush_high()
+                self._pieces.append(char)
+                self._state = _STRING
+                return i
+            self._esc = "u"
         chunk = s[i : i + 5 - len(self._esc)]
         for k, h in enumerate(chunk):
             if h not in _HEX_DIGITS:
@@ -452,16 +523,22 @@ class ArgumentsView:
         return len(self.fragments) - 1
 
     def _catch_up(self, seq: int) -> _Scanner:
-        if not 0 <= seq < len(self.fragments):
-            raise IndexError(f"no fragment {seq} (have {len(self.fragments)})")
-        scanner = self._scanner
-        while self._processed <= seq:
-            scanner.feed(self.fragments[self._processed], self._processed)
-            self._processed += 1
-        return scanner
+        if seq == self._processed:  # the usual case: the next fragment (or IndexError)
+            self._scanner.feed(self.fragments[seq], seq)
+            self._processed = seq + 1
+        elif seq > self._processed:
+            if seq >= len(self.fragments):
+                raise IndexError(f"no fragment {seq} (have {len(self.fragments)})")
+            scanner, fragments = self._scanner, self.fragments
+            for k in range(self._processed, seq + 1):
+                scanner.feed(fragments[k], k)
+            self._processed = seq + 1
+        elif seq < 0:
+            raise IndexError(f"no fragment {seq}")
+        return self._scanner
 
     def string_deltas(self, seq: int) -> tuple[StringDelta, ...]:
-        return self._catch_up(seq).deltas[seq]
+        return self._catch_up(seq).string_deltas(seq)
 
     def is_complete(self, seq: int, path: JSONPath) -> bool:
         return self._catch_up(seq).completed.get(path, _NEVER) <= seq
