@@ -391,3 +391,15 @@ def test_an_ndjson_stream_whose_later_line_breaks_is_malformed() -> None:
     outcome = run_chunks([line + b"{broken\n"])
     assert isinstance(outcome.error, MalformedStreamError)
     assert outcome.error.offset == len(line)
+
+
+def test_a_call_that_never_got_a_name_is_invalid() -> None:
+    opener = {"index": 0, "id": "c", "function": {"arguments": "{}"}}
+    outcome = run_chunks(
+        [sse(chunk(tool_calls=[opener]), chunk(finish_reason="tool_calls"), "[DONE]")]
+    )
+    assert outcome.response is not None
+    block = outcome.response.content[0]
+    assert isinstance(block, InvalidToolUse)
+    assert "name" in block.reason
+    assert outcome.response.tool_uses() == []

@@ -135,6 +135,8 @@ class _Block:
         if self.kind != _TOOL:
             return self.snapshot("")
         raw = "".join(self.parts)
+        if not self.name:
+            return InvalidToolUse(self.id, self.name, raw, "the provider never named the tool")
         args, reason = finalize_tool_input(raw)
         if args is None:
             return InvalidToolUse(self.id, self.name, raw, reason)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
@@ -14,6 +15,7 @@ __all__ = [
     "error_from_payload",
     "int_or_none",
     "is_retryable",
+    "json_text",
     "shape_error",
     "stop_reason_from",
     "str_or_empty",
@@ -50,6 +52,8 @@ _RETRYABLE_TYPES: Final = frozenset(
         "overloaded",
         "engine_overloaded",
         "slow_down",
+        "provider_overloaded",
+        "provider_unavailable",
     }
 )
 
@@ -72,8 +76,12 @@ def error_from_payload(payload: Any, *, default_type: str = "error") -> Provider
     if isinstance(err, Mapping):
         message = str_or_empty(err.get("message")) or str_or_empty(err.get("error"))
         code = err.get("code")
-        error_type = str_or_empty(err.get("type")) or (
-            str(code) if code is not None and code != "" else default_type
+        metadata = err.get("metadata")
+        error_type = (
+            str_or_empty(err.get("type"))
+            # OpenRouter names the upstream failure in `metadata.error_type`.
+            or (str_or_empty(metadata.get("error_type")) if isinstance(metadata, Mapping) else "")
+            or (str(code) if code is not None and code != "" else default_type)
         )
     else:
         message = str(err) if err is not None else ""
@@ -90,6 +98,11 @@ def error_from_payload(payload: Any, *, default_type: str = "error") -> Provider
         retryable=is_retryable(error_type, code),
         raw=payload,
     )
+
+
+def json_text(value: Any) -> str:
+    """The JSON text of arguments a provider sent as an object rather than a string."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def shape_error(what: str) -> MalformedStreamError:

@@ -3,18 +3,28 @@
 Stream: typed SSE events (``message_start``, ``content_block_start/delta/stop``,
 ``message_delta``, ``message_stop``, ``ping``, ``error``); blocks are keyed by the
 event's ``index``. Unknown event types are ignored; unknown block types become
-``Unknown`` blocks; unknown delta types are ignored.
+``Unknown`` blocks; unknown delta types are ignored. A repeated ``message_start`` is
+ignored, a second one with another id (two answers spliced together) is an error. The
+stop reason in ``message_delta`` completes the answer even if ``message_stop`` never
+comes.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Final
 
 from .._assembler import Assembler
+from .._errors import IncompleteStreamError, MalformedStreamError
 from .._response import StopReason
-from ._common import error_from_payload, int_or_none, shape_error, stop_reason_from, str_or_empty
+from ._common import (
+    error_from_payload,
+    int_or_none,
+    json_text,
+    shape_error,
+    stop_reason_from,
+    str_or_empty,
+)
 
 __all__ = ["STOP_REASONS", "AnthropicHandler", "usage_counts"]
 
@@ -41,20 +51,24 @@ def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
 class AnthropicHandler:
     """Stream handler for Messages events."""
 
+    __slots__ = ("_message_id", "assembler")
+
     def __init__(self, assembler: Assembler) -> None:
         self.assembler = assembler
+        self._message_id: str | None = None
 
     def on_frame(self, event: str | None, obj: Any) -> None:
-        if not isinstance(obj, Mapping):
+        if obj.__class__ is not dict and not isinstance(obj, Mapping):
             raise shape_error("an event is not a JSON object")
         kind = obj.get("type", event)
+        if kind == "content_block_delta":  # nearly every event: checked first
+            self._block_delta(obj)
+            return
         match kind:
             case "message_start":
                 self._message_start(obj)
             case "content_block_start":
                 self._block_start(obj)
-            case "content_block_delta":
-                self._block_delta(obj)
             case "content_block_stop":
                 self.assembler.end(_key(obj))
             case "message_delta":
@@ -64,18 +78,31 @@ class AnthropicHandler:
             case "error":
                 raise error_from_payload(obj)
             case "ping":
-                pass
+                pass  # sent anywhere, even between the deltas of one block
             case _:
                 pass  # event types added later by the API are ignored (documented rule)
 
     def on_done_marker(self) -> None:
+        # Messages streams have no `[DONE]`; a proxy that appends one after the stop
+        # reason ends the answer, one that appends it earlier cut the answer short.
+        if not self.assembler.finished:
+            raise IncompleteStreamError("[DONE] arrived before the message's stop reason")
         self.assembler.complete()
 
     def _message_start(self, obj: Mapping[str, Any]) -> None:
         message = obj.get("message")
         if not isinstance(message, Mapping):
             raise shape_error("`message_start` without a message")
-        self.assembler.start(str_or_empty(message.get("id")), str_or_empty(message.get("model")))
+        message_id = str_or_empty(message.get("id"))
+        if self._message_id is not None:
+            if message_id == self._message_id:
+                return  # the same message_start repeated (a retrying proxy): nothing new
+            raise MalformedStreamError(
+                f"a second message_start (id {message_id!r}) inside message "
+                f"{self._message_id!r}: two answers spliced into one stream"
+            )
+        self._message_id = message_id
+        self.assembler.start(message_id, str_or_empty(message.get("model")))
         self._usage(message.get("usage"))
 
     def _block_start(self, obj: Mapping[str, Any]) -> None:
@@ -98,8 +125,8 @@ class AnthropicHandler:
             case "tool_use":
                 asm.tool_start(key, str_or_empty(block.get("id")), str_or_empty(block.get("name")))
                 initial = block.get("input")
-                if isinstance(initial, Mapping) and initial:
-                    asm.tool_input(key, json.dumps(initial, ensure_ascii=False))
+                if isinstance(initial, Mapping) and initial:  # a complete body's block
+                    asm.tool_input(key, json_text(initial))
             case other:
                 # Server tools, their results and any block type added later.
                 data = {k: v for k, v in block.items() if k != "type"}
@@ -107,15 +134,19 @@ class AnthropicHandler:
 
     def _block_delta(self, obj: Mapping[str, Any]) -> None:
         delta = obj.get("delta")
-        if not isinstance(delta, Mapping):
+        if delta.__class__ is not dict and not isinstance(delta, Mapping):
             raise shape_error("`content_block_delta` without a delta")
-        key = _key(obj)
+        key = obj.get("index")
+        if key.__class__ is not int:
+            key = _key(obj)
         asm = self.assembler
         match delta.get("type"):
             case "text_delta":
-                asm.text(key, str_or_empty(delta.get("text")))
+                text = delta.get("text")
+                asm.text(key, text if text.__class__ is str else "")
             case "input_json_delta":
-                asm.tool_input(key, str_or_empty(delta.get("partial_json")))
+                json_part = delta.get("partial_json")
+                asm.tool_input(key, json_part if json_part.__class__ is str else "")
             case "thinking_delta":
                 asm.reasoning(key, str_or_empty(delta.get("thinking")))
             case "signature_delta":
@@ -138,11 +169,12 @@ class AnthropicHandler:
             self.assembler.usage(dict(usage), **usage_counts(usage))
 
 
-def _key(obj: Mapping[str, Any]) -> tuple[str, int]:
+def _key(obj: Mapping[str, Any]) -> int:
+    """A block's key is the event's ``index`` (a digit string is accepted)."""
     index = int_or_none(obj.get("index"))
     if index is None:
         raise shape_error("a content block event without an integer `index`")
-    return ("block", index)
+    return index
 
 
 def parse_body(assembler: Assembler, body: Mapping[str, Any]) -> None:
