@@ -403,3 +403,14 @@ def test_a_call_that_never_got_a_name_is_invalid() -> None:
     assert isinstance(block, InvalidToolUse)
     assert "name" in block.reason
     assert outcome.response.tool_uses() == []
+
+
+def test_nan_in_arguments_is_not_json() -> None:
+    opener = {"index": 0, "id": "c", "function": {"name": "f", "arguments": '{"x": NaN}'}}
+    outcome = run_chunks(
+        [sse(chunk(tool_calls=[opener]), chunk(finish_reason="tool_calls"), "[DONE]")]
+    )
+    assert outcome.response is not None
+    block = outcome.response.content[0]
+    assert isinstance(block, InvalidToolUse)
+    assert "NaN" in block.reason

@@ -77,7 +77,7 @@ def finalize_tool_input(raw: str) -> tuple[dict[str, Any] | None, str]:
     if not raw.strip():
         return {}, ""
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_constant=_reject_constant)
     except ValueError as exc:
         return None, f"arguments are not valid JSON: {exc}"
     except RecursionError:
@@ -85,6 +85,11 @@ def finalize_tool_input(raw: str) -> tuple[dict[str, Any] | None, str]:
     if not isinstance(value, dict):
         return None, f"arguments are JSON but not an object (got {type(value).__name__})"
     return value, ""
+
+
+def _reject_constant(name: str) -> Any:
+    # Python's json accepts NaN and Infinity; JSON (RFC 8259) does not.
+    raise ValueError(f"{name} is not JSON")
 
 
 class _Block:
