@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -126,6 +127,7 @@ _scalars = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=12)
     | st.sampled_from(['a"b\\c/d', "\b\f\n\r\t\x00\x1f", "é😀\U0010ffff", "\u2028\u2029"])
+    | st.sampled_from(["\ud800x\udfff", "\udbff", "\ud83d\ude00"])  # lone surrogates
 )
 _documents = st.recursive(
     _scalars,
@@ -531,6 +533,17 @@ def test_nesting_up_to_the_limit_is_fine() -> None:
     assert view.error(len(text) - 1) is None
     assert view.is_complete(len(text) - 1, ())
     assert view.partial(len(text) - 1) == json.loads(text)
+
+
+def test_partial_of_deep_nesting_called_from_deep_in_a_stack_does_not_raise() -> None:
+    text = "[" * MAX_DEPTH + "]" * MAX_DEPTH
+    view = view_of([text])
+
+    def partial_at_depth(depth: int) -> Any:
+        return view.partial(0) if depth == 0 else partial_at_depth(depth - 1)
+
+    assert partial_at_depth(10) == json.loads(text)
+    assert partial_at_depth(sys.getrecursionlimit() - MAX_DEPTH // 2) is None
 
 
 def test_deeper_nesting_is_invalid_not_a_crash() -> None:

@@ -40,8 +40,8 @@ class StringDelta:
     text: str
 
 
-# ``StringDelta(path, text)`` without the frozen dataclass's ``__init__``, which goes
-# through ``object.__setattr__`` and would double the cost of reading a fragment.
+# ``StringDelta(path, text)`` without the frozen dataclass's ``__init__``: it goes through
+# ``object.__setattr__``, which made it a sixth of what reading a fragment costs.
 _SET_PATH: Final = vars(StringDelta)["path"].__set__
 _SET_TEXT: Final = vars(StringDelta)["text"].__set__
 
@@ -523,37 +523,45 @@ class ArgumentsView:
         return len(self.fragments) - 1
 
     def _catch_up(self, seq: int) -> _Scanner:
-        if seq == self._processed:  # the usual case: the next fragment (or IndexError)
-            self._scanner.feed(self.fragments[seq], seq)
-            self._processed = seq + 1
-        elif seq > self._processed:
-            if seq >= len(self.fragments):
-                raise IndexError(f"no fragment {seq} (have {len(self.fragments)})")
-            scanner, fragments = self._scanner, self.fragments
-            for k in range(self._processed, seq + 1):
-                scanner.feed(fragments[k], k)
-            self._processed = seq + 1
-        elif seq < 0:
-            raise IndexError(f"no fragment {seq}")
-        return self._scanner
+        """Read the fragments up to ``seq`` that have not been read yet."""
+        if not 0 <= seq < len(self.fragments):
+            raise IndexError(f"no fragment {seq} (have {len(self.fragments)})")
+        scanner, fragments = self._scanner, self.fragments
+        while self._processed <= seq:
+            scanner.feed(fragments[self._processed], self._processed)
+            self._processed += 1
+        return scanner
 
     def string_deltas(self, seq: int) -> tuple[StringDelta, ...]:
-        return self._catch_up(seq).string_deltas(seq)
+        """The decoded text fragment ``seq`` added to each string value."""
+        if not 0 <= seq < self._processed:
+            self._catch_up(seq)
+        return self._scanner.string_deltas(seq)
 
     def is_complete(self, seq: int, path: JSONPath) -> bool:
-        return self._catch_up(seq).completed.get(path, _NEVER) <= seq
+        """Whether the value at ``path`` was finished by fragment ``seq``."""
+        if not 0 <= seq < self._processed:
+            self._catch_up(seq)
+        return self._scanner.completed.get(path, _NEVER) <= seq
 
     def error(self, seq: int) -> str | None:
+        """Why the text stopped being JSON at or before fragment ``seq``, if it did."""
         scanner = self._catch_up(seq)
         if scanner.error is None or scanner.error_seq > seq:
             return None
         return scanner.error
 
     def partial(self, seq: int) -> Any:
+        """The arguments' value after fragment ``seq`` (see ``_Scanner.snapshot``)."""
         scanner = self._catch_up(seq)
         text = "".join(self.fragments[: seq + 1])
         if self._processed != seq + 1:
             # Read after later fragments: rebuild the state at ``seq`` from its text.
             scanner = _Scanner()
             scanner.feed(text, 0)
-        return scanner.snapshot(text)
+        try:
+            return scanner.snapshot(text)
+        except RecursionError:
+            # ``json.loads`` recurses once per level; a caller already deep in its own
+            # stack can run out of it on deeply nested arguments. Nothing to show then.
+            return None
