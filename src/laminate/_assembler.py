@@ -19,11 +19,11 @@ from ._events import (
     BlockEnd,
     BlockStart,
     Event,
-    ReasoningDelta,
     ResponseDone,
     ResponseStart,
-    TextDelta,
-    ToolInputDelta,
+    reasoning_delta,
+    text_delta,
+    tool_input_delta,
 )
 from ._flex import FlexValue
 from ._partial_json import ArgumentsView
@@ -255,7 +255,7 @@ class Assembler:
         block = self._open.get(key) or self._open_block(key, _TEXT)
         self._check_kind(block, _TEXT)
         block.parts.append(text)
-        self.events.append(TextDelta(block.index, text))
+        self.events.append(text_delta(block.index, text))
 
     def open_reasoning(
         self, key: Hashable, *, signature: str | None = None, redacted: bool = False, id: str = ""
@@ -273,7 +273,7 @@ class Assembler:
         block = self._open.get(key) or self._open_block(key, _REASONING)
         self._check_kind(block, _REASONING)
         block.parts.append(text)
-        self.events.append(ReasoningDelta(block.index, text))
+        self.events.append(reasoning_delta(block.index, text))
 
     def reasoning_signature(self, key: Hashable, signature: str) -> None:
         """Append to a reasoning block's opaque signature, kept byte for byte."""
@@ -314,7 +314,7 @@ class Assembler:
         self._check_kind(block, _TOOL)
         assert block.view is not None  # set by tool_start; an internal invariant
         seq = block.view.append(fragment)
-        self.events.append(ToolInputDelta(block.index, fragment, block.view, seq))
+        self.events.append(tool_input_delta(block.index, fragment, block.view, seq))
 
     def tool_identity(self, key: Hashable, id: str, name: str) -> None:
         """A later fragment repeated the call's id or name: set once, never concatenated."""

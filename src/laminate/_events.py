@@ -117,3 +117,41 @@ Event = (
     | BlockEnd
     | ResponseDone
 )
+
+
+# Fast constructors for the events of the hot path. A frozen dataclass's ``__init__``
+# sets each field through ``object.__setattr__``; the slot descriptors set the same
+# fields directly. The objects are the same: equality, hashing, ``repr`` and ``match``
+# are the dataclasses' own.
+_new = object.__new__
+_text_index = TextDelta.__dict__["index"].__set__
+_text_text = TextDelta.__dict__["text"].__set__
+_reasoning_index = ReasoningDelta.__dict__["index"].__set__
+_reasoning_text = ReasoningDelta.__dict__["text"].__set__
+_tool_index = ToolInputDelta.__dict__["index"].__set__
+_tool_fragment = ToolInputDelta.__dict__["fragment"].__set__
+_tool_view = ToolInputDelta.__dict__["_view"].__set__
+_tool_seq = ToolInputDelta.__dict__["_seq"].__set__
+
+
+def text_delta(index: int, text: str) -> TextDelta:
+    event: TextDelta = _new(TextDelta)
+    _text_index(event, index)
+    _text_text(event, text)
+    return event
+
+
+def reasoning_delta(index: int, text: str) -> ReasoningDelta:
+    event: ReasoningDelta = _new(ReasoningDelta)
+    _reasoning_index(event, index)
+    _reasoning_text(event, text)
+    return event
+
+
+def tool_input_delta(index: int, fragment: str, view: ArgumentsView, seq: int) -> ToolInputDelta:
+    event: ToolInputDelta = _new(ToolInputDelta)
+    _tool_index(event, index)
+    _tool_fragment(event, fragment)
+    _tool_view(event, view)
+    _tool_seq(event, seq)
+    return event

@@ -324,7 +324,7 @@ class StreamNormalizer:
                 self._handler.on_done_marker()
             return
         try:
-            obj = json.loads(data)
+            obj = _loads(data)
         except ValueError as exc:
             if data.strip().lower() in _KEEPALIVE:
                 return
@@ -382,6 +382,20 @@ class StreamNormalizer:
         if asm.raw_frames is None:
             asm.raw_frames = []
         return asm.raw_frames
+
+
+_raw_decode = json.JSONDecoder().raw_decode
+
+
+def _loads(text: str) -> Any:
+    """``json.loads``, without its wrapper's cost on the usual, unpadded payload."""
+    try:
+        value, end = _raw_decode(text)
+    except ValueError:
+        return json.loads(text)  # leading whitespace, or an error: json.loads says which
+    if end != len(text) and text[end:].strip(" \t\n\r"):
+        return json.loads(text)  # raises "Extra data" as json.loads would
+    return value
 
 
 class _NotAStream(Exception):
