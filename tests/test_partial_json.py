@@ -461,7 +461,9 @@ def test_append_does_not_parse_and_queries_parse_only_what_they_need() -> None:
     view = ArgumentsView()
     assert view.append('{"a": ') == 0
     assert view.append("!!! not json") == 1
-    assert view.fragments == ['{"a": ', "!!! not json"]
+    assert [view.fragment(0), view.fragment(1)] == ['{"a": ', "!!! not json"]
+    assert view.text() == '{"a": !!! not json'
+    assert len(view) == 2
     assert view.error(0) is None
     assert len(view._scanner.delta_paths) == 1  # the second fragment is still unread
     assert view.error(1) == "unexpected '!' at offset 6"
@@ -580,3 +582,16 @@ def test_tool_input_delta_reads_the_view() -> None:
     assert events[1].partial.value == {"path": "a.py", "content": "pr"}
     assert events[0].partial.value == {"path": "a"}
     assert events[2].invalid is None
+
+
+def test_fragments_are_kept_in_joined_blocks_and_read_back_exactly() -> None:
+    view = ArgumentsView()
+    pieces = [f'"p{i}é\\u00e9"' if i % 7 else "" for i in range(1000)]
+    for piece in pieces:
+        view.append(piece)
+    assert len(view) == len(pieces)
+    assert [view.fragment(i) for i in range(len(pieces))] == pieces
+    assert view.text() == "".join(pieces)
+    for count in (0, 1, 255, 256, 257, 999, 1000):
+        assert view.text(count) == "".join(pieces[:count])
+    assert len(view._blocks) == len(pieces) // 256

@@ -48,6 +48,10 @@ _REASONING: Final = 1
 _TOOL: Final = 2
 _UNKNOWN: Final = 3
 
+# Text deltas are joined every this many, so that memory follows the text, not the
+# number of deltas it came in.
+_CHUNK: Final = 256
+
 _USAGE_FIELDS: Final = (
     "input_tokens",
     "output_tokens",
@@ -96,6 +100,7 @@ class _Block:
     """A block being built. Private and mutable; what leaves is frozen."""
 
     __slots__ = (
+        "chunks",
         "data",
         "id",
         "id_given",
@@ -112,7 +117,8 @@ class _Block:
     def __init__(self, index: int, kind: int) -> None:
         self.index = index
         self.kind = kind
-        self.parts: list[str] = []
+        self.parts: list[str] = []  # the latest pieces of text
+        self.chunks: list[str] = []  # earlier pieces, joined every _CHUNK of them
         self.id = ""
         self.id_given = False
         self.name = ""
@@ -126,12 +132,12 @@ class _Block:
         """The block as it stands; an unfinished tool call is an ``InvalidToolUse``."""
         match self.kind:
             case 0:
-                return Text("".join(self.parts))
+                return Text(self.text())
             case 1:
                 sig = "".join(self.signature) if self.signature is not None else None
-                return Reasoning("".join(self.parts), sig, self.redacted, self.id or None)
+                return Reasoning(self.text(), sig, self.redacted, self.id or None)
             case 2:
-                return InvalidToolUse(self.id, self.name, "".join(self.parts), tool_reason)
+                return InvalidToolUse(self.id, self.name, self.text(), tool_reason)
             case _:
                 return Unknown(self.name, FlexValue(self._unknown_data()))
 
@@ -139,7 +145,7 @@ class _Block:
         """The final block: a tool call's arguments are parsed here, once."""
         if self.kind != _TOOL:
             return self.snapshot("")
-        raw = "".join(self.parts)
+        raw = self.text()
         if not self.name:
             return InvalidToolUse(self.id, self.name, raw, "the provider never named the tool")
         args, reason = finalize_tool_input(raw)
@@ -147,10 +153,16 @@ class _Block:
             return InvalidToolUse(self.id, self.name, raw, reason)
         return ToolUse(self.id, self.name, FlexValue(args))
 
+    def text(self) -> str:
+        """All the text received, joined once."""
+        if self.view is not None:
+            return self.view.text()
+        return "".join(self.chunks) + "".join(self.parts)
+
     def _unknown_data(self) -> dict[str, Any]:
         data = dict(self.data or {})
         if self.parts:
-            raw = "".join(self.parts)
+            raw = self.text()
             args, _ = finalize_tool_input(raw)
             data["input"] = args if args is not None else raw
         return data
@@ -254,7 +266,11 @@ class Assembler:
             return
         block = self._open.get(key) or self._open_block(key, _TEXT)
         self._check_kind(block, _TEXT)
-        block.parts.append(text)
+        parts = block.parts
+        parts.append(text)
+        if len(parts) == _CHUNK:
+            block.chunks.append("".join(parts))
+            parts.clear()
         self.events.append(text_delta(block.index, text))
 
     def open_reasoning(
@@ -272,7 +288,11 @@ class Assembler:
             return
         block = self._open.get(key) or self._open_block(key, _REASONING)
         self._check_kind(block, _REASONING)
-        block.parts.append(text)
+        parts = block.parts
+        parts.append(text)
+        if len(parts) == _CHUNK:
+            block.chunks.append("".join(parts))
+            parts.clear()
         self.events.append(reasoning_delta(block.index, text))
 
     def reasoning_signature(self, key: Hashable, signature: str) -> None:
@@ -289,7 +309,6 @@ class Assembler:
             return
         block = self._new_block(key, _TOOL)
         block.view = ArgumentsView()
-        block.parts = block.view.fragments
         block.name = name
         block.id_given = bool(id)
         block.id = self._unique_tool_id(id, block.index)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -505,30 +506,67 @@ class _Scanner:
         return json.loads(text[: self._goods[-1]] + closers)
 
 
+# Fragments are joined into one string every this many, so that a long argument sent
+# in tiny pieces costs memory for its text, not one object per piece.
+_BLOCK: Final = 256
+
+
 class ArgumentsView:
     """Shared by every ``ToolInputDelta`` of one tool call.
 
     ``append`` is O(1). Queries for fragment ``seq`` parse up to it once, on first use.
+    The fragments are kept as joined blocks plus each one's end offset, so any of them
+    can still be read back.
     """
 
-    __slots__ = ("_processed", "_scanner", "fragments")
+    __slots__ = ("_blocks", "_ends", "_processed", "_recent", "_scanner", "_size")
 
     def __init__(self) -> None:
-        self.fragments: list[str] = []
+        self._blocks: list[str] = []
+        self._recent: list[str] = []
+        self._ends = array("q")
+        self._size = 0
         self._scanner = _Scanner()
         self._processed = 0
 
     def append(self, fragment: str) -> int:
-        self.fragments.append(fragment)
-        return len(self.fragments) - 1
+        recent = self._recent
+        recent.append(fragment)
+        self._size += len(fragment)
+        ends = self._ends
+        ends.append(self._size)
+        if len(recent) == _BLOCK:
+            self._blocks.append("".join(recent))
+            recent.clear()
+        return len(ends) - 1
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def fragment(self, seq: int) -> str:
+        """Fragment ``seq`` as it was appended."""
+        block, at = divmod(seq, _BLOCK)
+        if block == len(self._blocks):
+            return self._recent[at]
+        ends = self._ends
+        base = ends[block * _BLOCK - 1] if block else 0
+        start = ends[seq - 1] - base if at else 0
+        return self._blocks[block][start : ends[seq] - base]
+
+    def text(self, count: int | None = None) -> str:
+        """The first ``count`` fragments joined (all of them by default)."""
+        whole = "".join(self._blocks) + "".join(self._recent)
+        if count is None or count >= len(self._ends):
+            return whole
+        return whole[: self._ends[count - 1]] if count > 0 else ""
 
     def _catch_up(self, seq: int) -> _Scanner:
         """Read the fragments up to ``seq`` that have not been read yet."""
-        if not 0 <= seq < len(self.fragments):
-            raise IndexError(f"no fragment {seq} (have {len(self.fragments)})")
-        scanner, fragments = self._scanner, self.fragments
+        if not 0 <= seq < len(self._ends):
+            raise IndexError(f"no fragment {seq} (have {len(self._ends)})")
+        scanner = self._scanner
         while self._processed <= seq:
-            scanner.feed(fragments[self._processed], self._processed)
+            scanner.feed(self.fragment(self._processed), self._processed)
             self._processed += 1
         return scanner
 
@@ -554,7 +592,7 @@ class ArgumentsView:
     def partial(self, seq: int) -> Any:
         """The arguments' value after fragment ``seq`` (see ``_Scanner.snapshot``)."""
         scanner = self._catch_up(seq)
-        text = "".join(self.fragments[: seq + 1])
+        text = self.text(seq + 1)
         if self._processed != seq + 1:
             # Read after later fragments: rebuild the state at ``seq`` from its text.
             scanner = _Scanner()

@@ -118,9 +118,16 @@ class OpenAIResponsesHandler:
         self._tool_items = False
 
     def on_frame(self, event: str | None, obj: Any) -> None:
-        if not isinstance(obj, Mapping):
+        if type(obj) is not dict and not isinstance(obj, Mapping):
             raise shape_error("an event is not a JSON object")
         kind = obj.get("type")
+        # The two events that make up nearly every frame of a long answer come first.
+        if kind == "response.output_text.delta":
+            self._text(_index(obj), _sub(obj), obj.get("delta"))
+            return
+        if kind == "response.function_call_arguments.delta":
+            self._arguments(_index(obj), obj.get("delta"))
+            return
         if not isinstance(kind, str):
             kind = event
         match kind:
@@ -420,7 +427,10 @@ class OpenAIResponsesHandler:
 
 
 def _index(obj: Mapping[str, Any]) -> int:
-    index = int_or_none(obj.get("output_index"))
+    index = obj.get("output_index")
+    if type(index) is int:
+        return index
+    index = int_or_none(index)
     if index is None:
         raise shape_error(f"`{obj.get('type')}` without an integer `output_index`")
     return index
@@ -428,7 +438,10 @@ def _index(obj: Mapping[str, Any]) -> int:
 
 def _sub(obj: Mapping[str, Any]) -> int:
     """The content part's index; servers that send a single part may leave it out."""
-    return int_or_none(obj.get("content_index")) or 0
+    index = obj.get("content_index")
+    if type(index) is int:
+        return index
+    return int_or_none(index) or 0
 
 
 def _reasoning_part(obj: Mapping[str, Any]) -> tuple[str, int]:
