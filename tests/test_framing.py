@@ -448,16 +448,23 @@ def test_line_cap_in_ndjson() -> None:
     assert info.value.offset == 3
 
 
-def test_frame_cap_counts_the_joined_data() -> None:
-    decoder = SSEDecoder(max_frame_bytes=20)
+def test_frame_cap_counts_the_events_raw_lines() -> None:
+    decoder = SSEDecoder(max_frame_bytes=38)
     decoder.feed(b": c\nid: 1\ndata: 0123456789\n")
     with pytest.raises(MalformedStreamError) as info:
-        decoder.feed(b"data: 0123456789\n")  # 10 + 1 + 10 bytes
+        decoder.feed(b"data: 0123456789\n")  # 16 + 8 + 16 bytes
     assert info.value.offset == 4
     assert "event data" in info.value.message
-    assert data(sse(b"data: 012345678\ndata: 0123456789\n\n", max_frame_bytes=20)) == [
+    assert data(sse(b"data: 012345678\ndata: 0123456789\n\n", max_frame_bytes=39)) == [
         "012345678\n0123456789"
     ]
+    with pytest.raises(MalformedStreamError):
+        sse(b"data: 012345678\ndata: 0123456789\n\n", max_frame_bytes=38)
+
+
+def test_empty_data_lines_count_towards_the_cap() -> None:
+    with pytest.raises(MalformedStreamError):
+        sse(b"data: x\n" + b"data:\n" * 100 + b"\n", max_frame_bytes=500)
 
 
 def test_huge_comments_are_not_buffered() -> None:

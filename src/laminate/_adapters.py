@@ -165,8 +165,13 @@ async def _run_async(
                 break
             for event in normalizer.feed(chunk):
                 yield event
-        for event in normalizer.close():
+            if normalizer.response is not None:
+                break  # complete: nothing after the terminal event is read
+        events, error = normalizer.close_events()
+        for event in events:
             yield event
+        if error is not None:
+            raise error
     finally:
         await _close_async(source, chunks)
 
@@ -221,7 +226,12 @@ def _run_sync(
                     partial=normalizer.snapshot(),
                 ) from exc
             yield from normalizer.feed(chunk)
-        yield from normalizer.close()
+            if normalizer.response is not None:
+                break  # complete: nothing after the terminal event is read
+        events, error = normalizer.close_events()
+        yield from events
+        if error is not None:
+            raise error
     finally:
         close_chunks = getattr(chunks, "close", None)
         if close_chunks is not None:

@@ -27,7 +27,7 @@ raised by the next call, so no frame that precedes the damage is lost.
 from __future__ import annotations
 
 import re
-from typing import ClassVar, NamedTuple
+from typing import ClassVar, Final, NamedTuple
 
 from ._errors import MalformedStreamError
 
@@ -41,6 +41,9 @@ _CR = 13
 # Building the tuple directly skips NamedTuple's Python-level __new__: the hot path
 # creates one Frame per event.
 _new = tuple.__new__
+
+
+_SLICE: Final = 64 * 1024
 
 
 class Frame(NamedTuple):
@@ -75,6 +78,8 @@ class _LineDecoder:
 
     def __init__(self, *, max_frame_bytes: int = 16 * 1024 * 1024) -> None:
         self._max = max_frame_bytes
+        # Within the cap even when every line of a slice is empty (a list entry each).
+        self._slice = max(4096, min(_SLICE, max_frame_bytes // 16))
         self._seen = 0
         # Bytes held at the stream start until a BOM is ruled in or out; None once decided.
         self._head: bytes | None = b""
@@ -114,7 +119,11 @@ class _LineDecoder:
         out: list[Frame] = []
         if data:
             try:
-                self._feed(data, out)
+                # A large feed is split in slices: splitting it into lines at once would
+                # hold a list entry per line, many times the feed's size for blank lines.
+                step = self._slice
+                for start in range(0, len(data), step):
+                    self._feed(data[start : start + step] if len(data) > step else data, out)
             except MalformedStreamError as exc:
                 # Every later call raises it again.
                 self._error = exc
@@ -376,13 +385,15 @@ class SSEDecoder(_LineDecoder):
                     if field_data is None:
                         continue
                     raw = field_data
+                # The cap counts the event's raw lines, and a further line at least the
+                # pointer that holds it, so that many tiny data lines stay within it too.
                 if data is None:
-                    size = len(raw)
+                    size = len(line)
                     if start < 0:
                         start = here
                     data = raw.decode()
                 else:
-                    size += len(raw) + 1
+                    size += len(line) + 8
                     if size > cap:
                         raise self._data_too_big(start, data)
                     more.append(raw.decode())

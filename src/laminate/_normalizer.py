@@ -84,7 +84,8 @@ class StreamNormalizer:
         self._handler_options = HandlerOptions(choice=choice, think_tags=think_tags)
         self._content_type = (content_type or "").split(";")[0].strip().lower()
         self._decoder: SSEDecoder | NDJSONDecoder | None = None
-        self._sniffed = b""
+        self._sniffed = bytearray()
+        self._offset_base = 0  # blank bytes dropped before the first frame
         self._head: bytearray | None = None
         self._document: bytearray | None = None
         self._assembler = Assembler(provider or "", max_tool_input_size=max_tool_input_size)
@@ -121,10 +122,20 @@ class StreamNormalizer:
         return self._guarded(self._feed, data)
 
     def close(self) -> list[Event]:
-        """The bytes ended: return the last events, or raise if the answer is incomplete."""
+        """The bytes ended: return the last events, or raise if the answer is incomplete
+        (what the last bytes completed is then in the error's ``.partial``)."""
+        events, error = self.close_events()
+        if error is not None:
+            raise error
+        return events
+
+    def close_events(self) -> tuple[list[Event], LaminateError | None]:
+        """Like :meth:`close`, but return the events the last bytes completed together
+        with the error that followed them, if any, instead of raising it. The adapters
+        use it to hand out every event before raising."""
         self._check_usable()
         self._closed = True
-        return self._guarded(self._close, b"")
+        return self._run(self._close, b"")
 
     # -- the error boundary ---------------------------------------------------------
 
@@ -141,7 +152,17 @@ class StreamNormalizer:
             raise LaminateError("the normalizer is closed", partial=self._assembler.snapshot())
 
     def _guarded(self, step: Any, data: bytes) -> list[Event]:
+        events, error = self._run(step, data)
+        if error is None:
+            return events
+        if events:
+            self._deferred = error
+            return events
+        raise error
+
+    def _run(self, step: Any, data: bytes) -> tuple[list[Event], LaminateError | None]:
         asm = self._assembler
+        error: LaminateError | None = None
         try:
             step(data)
         except LaminateError as exc:
@@ -151,19 +172,16 @@ class StreamNormalizer:
                 MalformedStreamError(f"unreadable stream: {type(exc).__name__}: {exc}")
             )
             error.__cause__ = exc
-        else:
-            events, asm.events = asm.events, []
-            return events
         events, asm.events = asm.events, []
-        if events:
-            self._deferred = error
-            return events
-        raise error
+        return events, error
 
     def _fail(self, exc: LaminateError) -> LaminateError:
-        if isinstance(exc, MalformedStreamError) and exc.offset is None and self._frame is not None:
-            exc.offset = self._frame.offset
-            exc.snippet = _snippet(self._frame.data)
+        if isinstance(exc, MalformedStreamError):
+            if exc.offset is None and self._frame is not None:
+                exc.offset = self._frame.offset
+                exc.snippet = _snippet(self._frame.data)
+            if exc.offset is not None:
+                exc.offset += self._offset_base
         if exc.partial is None:
             exc.partial = self._assembler.snapshot()
         self._error = exc
@@ -223,11 +241,25 @@ class StreamNormalizer:
     def _choose_framing(self, data: bytes, *, final: bool) -> bytes:
         """SSE, NDJSON or one JSON document: from the first byte, the provider and the
         content type. Returns the bytes held back while the first byte was awaited."""
-        self._sniffed += data
-        head = self._sniffed.lstrip(b"\xef\xbb\xbf \t\r\n")
+        sniffed = self._sniffed
+        sniffed += data
+        # Only the new bytes are looked at, so a flood of blank lines costs linear time.
+        head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
         if not head and not final:
+            # Whole blank lines carry nothing in either framing: they are dropped (and
+            # counted, for offsets), so they cost no memory either.
+            cut = max(sniffed.rfind(b"\n"), sniffed.rfind(b"\r")) + 1
+            if cut and not sniffed[:cut].translate(None, b" \t\r\n"):
+                self._offset_base += cut
+                del sniffed[:cut]
+            if len(sniffed) > self._max_frame_size:
+                raise MalformedStreamError(
+                    f"no frame in the first {self._max_frame_size} bytes, only blank lines",
+                    offset=0,
+                    snippet="",
+                )
             return b""
-        data, self._sniffed = self._sniffed, b""
+        data, self._sniffed = bytes(self._sniffed), bytearray()
         kind = FRAMING.get(self._provider or "")
         json_first = head[:1] in (b"{", b"[")
         if json_first and kind == "sse":

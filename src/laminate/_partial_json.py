@@ -599,7 +599,8 @@ class ArgumentsView:
             scanner.feed(text, 0)
         try:
             return scanner.snapshot(text)
-        except RecursionError:
-            # ``json.loads`` recurses once per level; a caller already deep in its own
-            # stack can run out of it on deeply nested arguments. Nothing to show then.
+        except (RecursionError, ValueError):
+            # ``json.loads`` recurses once per level (a caller already deep in its own
+            # stack can run out of it on deeply nested arguments) and refuses integers
+            # past Python's digit limit. Nothing to show then.
             return None
