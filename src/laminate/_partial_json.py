@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -112,6 +113,7 @@ _NUMBER_NEXT: Final[tuple[dict[str, int], ...]] = (
 )
 _NUMBER_START: Final = {"-": _N_MINUS, "0": _N_ZERO, **_on(_DIGITS[1:], _N_INT)}
 _NUMBER_FINAL: Final = frozenset({_N_ZERO, _N_INT, _N_FRAC, _N_EXP})
+_INTEGER: Final = frozenset({_N_ZERO, _N_INT})
 _NUMBER_CHARS: Final = frozenset("0123456789+-.eE")
 
 _NEVER: Final = 1 << 62  # "completed at" for a value that has not finished
@@ -132,6 +134,7 @@ class _Scanner:
         "_in_key",
         "_literal",
         "_number",
+        "_number_start",
         "_out",
         "_pieces",
         "_seq",
@@ -179,6 +182,7 @@ class _Scanner:
         self._esc = ""  # what followed the backslash so far
         self._esc_start = 0
         self._number = _N_MINUS
+        self._number_start = 0
         self._literal = ""  # the characters of true / false / null still expected
         self._top_end = 0
         self._out: list[StringDelta] = []  # deltas of the current fragment's closed strings
@@ -279,6 +283,7 @@ class _Scanner:
         if number is not None:
             self._value_path = self._child_path()
             self._number = number
+            self._number_start = self._base + i
             self._state = _NUMBER
             return i + 1
         tail = _LITERAL_TAILS.get(c)
@@ -467,6 +472,10 @@ class _Scanner:
             return n
         if s[i] in _NUMBER_CHARS or state not in _NUMBER_FINAL:
             return self._fail(s, i)
+        limit = sys.get_int_max_str_digits()
+        if limit and state in _INTEGER and self._base + i - self._number_start > limit:
+            # Python refuses to read such an integer, so the final parse will too.
+            return self._fail(s, i, f"an integer longer than {limit} digits")
         # The number ends here; the character after it belongs to the next state.
         self.completed[self._value_path] = self._seq
         self._value_end(self._base + i)
