@@ -42,10 +42,10 @@ class TrackedStream(httpx.AsyncByteStream, httpx.SyncByteStream):
             self.sent += 1
             yield self.data[start : start + self.chunk]
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for piece in self._chunks():
-            await anyio.sleep(0)
-            yield piece
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        # A plain iterator, not an async generator: laminate stops reading at the
+        # terminal event, and trio warns about async generators left unfinished.
+        return _Pieces(self._chunks())
 
     def __iter__(self) -> Iterator[bytes]:
         yield from self._chunks()
@@ -55,6 +55,21 @@ class TrackedStream(httpx.AsyncByteStream, httpx.SyncByteStream):
 
     def close(self) -> None:
         self.closed = True
+
+
+class _Pieces:
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+
+    def __aiter__(self) -> _Pieces:
+        return self
+
+    async def __anext__(self) -> bytes:
+        await anyio.sleep(0)
+        try:
+            return next(self._chunks)
+        except StopIteration:
+            raise StopAsyncIteration from None
 
 
 def _transport(body: TrackedStream, content_type: str = "text/event-stream") -> httpx.MockTransport:
