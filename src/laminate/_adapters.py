@@ -119,6 +119,11 @@ class NormalizedStreamSync:
         provider: str | None,
         options: dict[str, Any],
     ) -> None:
+        if "idle_timeout" in options:
+            raise TypeError(
+                "idle_timeout is for the async adapters; give the sync client a read timeout"
+                " (httpx.Client(timeout=...)) instead"
+            )
         if isinstance(source, SyncResponse):
             options = _hints(source, options)
         self._source = source

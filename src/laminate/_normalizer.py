@@ -241,10 +241,12 @@ class StreamNormalizer:
     def _choose_framing(self, data: bytes, *, final: bool) -> bytes:
         """SSE, NDJSON or one JSON document: from the first byte, the provider and the
         content type. Returns the bytes held back while the first byte was awaited."""
-        sniffed = self._sniffed
-        sniffed += data
         # Only the new bytes are looked at, so a flood of blank lines costs linear time.
         head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+        sniffed = self._sniffed
+        if head and not sniffed:
+            return self._start_framing(data, head)  # the usual case: nothing held, no copy
+        sniffed += data
         if not head and not final:
             # Whole blank lines carry nothing in either framing: they are dropped (and
             # counted, for offsets), so they cost no memory either.
@@ -259,7 +261,10 @@ class StreamNormalizer:
                     snippet="",
                 )
             return b""
-        data, self._sniffed = bytes(self._sniffed), bytearray()
+        data, self._sniffed = bytes(sniffed), bytearray()
+        return self._start_framing(data, head)
+
+    def _start_framing(self, data: bytes, head: bytes) -> bytes:
         kind = FRAMING.get(self._provider or "")
         json_first = head[:1] in (b"{", b"[")
         if json_first and kind == "sse":
