@@ -7,11 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._assembler import Assembler
-from ._detect import provider_from_body
+from ._detect import body_provider
 from ._errors import LaminateError, MalformedStreamError, UnknownProviderError
 from ._flex import FlexValue
 from ._normalizer import DEFAULT_MAX_TOOL_INPUT_SIZE
-from ._providers._common import error_from_payload
 from ._providers.registry import BODY_READERS, HandlerOptions, read_body
 from ._response import NormalizedResponse
 
@@ -90,14 +89,7 @@ def normalize(body: Body, provider: str | None = None, *, choice: int = 0) -> No
     """A complete body (``bytes``, ``str`` or a parsed ``dict``) of any supported provider."""
     data = _load(body)
     if provider is None:
-        provider = provider_from_body(data)
-        if provider is None:
-            if data.get("error"):
-                raise error_from_payload(data)
-            keys = ", ".join(sorted(map(str, data))[:8])
-            raise UnknownProviderError(
-                f"could not detect the provider of a body with keys: {keys}", seen=keys
-            )
+        provider = body_provider(data)
     if provider not in BODY_READERS:
         raise UnknownProviderError(f"provider {provider!r} is not supported", seen=provider)
     return _parse(provider, data, HandlerOptions(choice=choice))

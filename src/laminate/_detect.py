@@ -6,8 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ._errors import UnknownProviderError
+from ._providers._common import error_from_payload
+
 __all__ = [
     "NDJSON_TYPES",
+    "body_provider",
     "describe",
     "provider_from_body",
     "provider_from_frame",
@@ -85,3 +89,17 @@ def provider_from_body(data: Mapping[str, Any]) -> str | None:
     if "done" in data and "message" in data:
         return "ollama"
     return None
+
+
+def body_provider(data: Mapping[str, Any]) -> str:
+    """The provider of a complete body; a bare error body raises as the error it is,
+    anything else unrecognised as :class:`UnknownProviderError`."""
+    provider = provider_from_body(data)
+    if provider is not None:
+        return provider
+    if data.get("error"):
+        raise error_from_payload(data)
+    keys = ", ".join(sorted(map(str, data))[:8])
+    raise UnknownProviderError(
+        f"could not detect the provider of a body with keys: {keys}", seen=keys
+    )

@@ -13,8 +13,8 @@ from typing import Any, Final
 from ._assembler import Assembler
 from ._detect import (
     NDJSON_TYPES,
+    body_provider,
     describe,
-    provider_from_body,
     provider_from_frame,
     provider_from_url,
 )
@@ -334,14 +334,7 @@ class StreamNormalizer:
         self._read_body(data)
 
     def _read_body(self, data: dict[str, Any]) -> None:
-        provider = self._provider or provider_from_body(data)
-        if provider is None:
-            if data.get("error"):
-                raise error_from_payload(data)
-            keys = ", ".join(sorted(data)[:8])
-            raise UnknownProviderError(
-                f"could not detect the provider of a body with keys: {keys}", seen=keys
-            )
+        provider = self._provider or body_provider(data)
         if self._handler is None:
             self._start_handler(provider)
         if self._keep_raw:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar
 
 from ._flex import FlexValue
 
@@ -227,6 +227,3 @@ class NormalizedResponse:
     def reasoning(self) -> list[Reasoning]:
         """The reasoning blocks in order."""
         return [b for b in self.content if isinstance(b, Reasoning)]
-
-
-NO_STOP_REASON: Final = StopReason.unknown("")
