@@ -44,7 +44,7 @@ import jiter
 
 import laminate
 from laminate import StreamNormalizer, ToolInputDelta
-from laminate._partial_json import ArgumentsView
+from laminate._core.partial_json import ArgumentsView
 
 FRAGMENT: Final = 8  # characters of argument text per provider event
 READ_SIZE: Final = 16 * 1024  # bytes per feed(), as a socket hands them over

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from laminate import Event, LaminateError, NormalizedResponse, StreamNormalizer
-from laminate._serialize import response_to_dict
+from laminate._core.serialize import response_to_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"

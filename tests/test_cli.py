@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from laminate import _cli
-from laminate._cli import main, split_bytes
+from laminate._cli import main as _cli
+from laminate._cli.main import main, split_bytes
 
 from .support import FIXTURES, ROOT, Fixture, stream_fixtures, subset_mismatch
 
-DEMO = ROOT / "src" / "laminate" / "demo_streams"
+DEMO = ROOT / "src" / "laminate" / "_cli" / "demo_streams"
 TOOL_CALLS = {
     "openai": FIXTURES / "openai" / "tool-call.sse",
     "openai-responses": FIXTURES / "openai-responses" / "function-call.sse",

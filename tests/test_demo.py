@@ -15,11 +15,11 @@ import pytest
 from rich.console import Console
 
 from laminate import Event, StreamNormalizer, ToolInputDelta
-from laminate._demo import PROVIDERS, PlainWriter, Transcript, path_label, run_demo, supported
+from laminate._cli.demo import PROVIDERS, PlainWriter, Transcript, path_label, run_demo, supported
 
 from .support import ROOT
 
-DEMO = ROOT / "src" / "laminate" / "demo_streams"
+DEMO = ROOT / "src" / "laminate" / "_cli" / "demo_streams"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 CONTENT_START = '"""URL slugs from titles."""'
 CONTENT_END = 'return re.sub(r"[^a-z0-9]+", "-", ascii_only.lower()).strip("-")'

@@ -27,8 +27,8 @@ from laminate import (
     ToolInputDelta,
     ToolUse,
 )
-from laminate._providers._common import error_from_payload
-from laminate._providers._think import ThinkSplitter
+from laminate._apis.base import error_from_payload
+from laminate._apis.think import ThinkSplitter
 
 from .support import FIXTURES, Outcome, bytes_of, lines_of, run_chunks, split_at
 

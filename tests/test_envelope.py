@@ -12,22 +12,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import laminate
-from laminate._envelope import (
-    CallLedger,
-    FinalAnswer,
-    ToolCallRequest,
-    parse_envelope,
-    to_envelopes,
-)
-from laminate._errors import EnvelopeError
-from laminate._flex import FlexValue
-from laminate._response import (
+from laminate._core.errors import EnvelopeError
+from laminate._core.flex import FlexValue
+from laminate._core.response import (
     InvalidToolUse,
     NormalizedResponse,
     StopReason,
     Text,
     ToolUse,
     Usage,
+)
+from laminate._tools.envelope import (
+    CallLedger,
+    FinalAnswer,
+    ToolCallRequest,
+    parse_envelope,
+    to_envelopes,
 )
 
 from .support import FIXTURES

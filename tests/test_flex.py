@@ -26,9 +26,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from laminate._coerce import Change, coerce, format_path
-from laminate._errors import ExtractError
-from laminate._flex import FlexValue, MalformedPathError, parse_path
+from laminate._core.coerce import Change, coerce, format_path
+from laminate._core.errors import ExtractError
+from laminate._core.flex import FlexValue, MalformedPathError, parse_path
 
 # --- shared types ------------------------------------------------------------------------
 

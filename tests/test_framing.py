@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from laminate._errors import MalformedStreamError
+from laminate._core.errors import MalformedStreamError
 from laminate._framing import Frame, NDJSONDecoder, SSEDecoder
 
 REAL_STREAMS = Path(__file__).resolve().parents[1] / ".." / "shared" / "real-streams"

@@ -29,7 +29,7 @@ from laminate import (
     Unknown,
     normalize,
 )
-from laminate._complete import parse_responses_response
+from laminate._io.complete import parse_responses_response
 
 from .support import (
     FIXTURES,

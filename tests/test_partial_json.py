@@ -1,4 +1,4 @@
-"""The incremental view of unfinished tool arguments (``laminate._partial_json``)."""
+"""The incremental view of unfinished tool arguments (``laminate._core.partial_json``)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from laminate._events import ToolInputDelta
-from laminate._partial_json import MAX_DEPTH, ArgumentsView, JSONPath, StringDelta
+from laminate._core.events import ToolInputDelta
+from laminate._core.partial_json import MAX_DEPTH, ArgumentsView, JSONPath, StringDelta
 
 # -- helpers -------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from laminate import (
     collect,
     normalize,
 )
-from laminate._server import (
+from laminate._cli.server import (
     DEMO_STREAMS,
     ROUTES,
     MockProvider,

@@ -12,9 +12,9 @@ from typing import Annotated, Any, Literal, NewType, NotRequired, TypedDict
 import anyio
 import pytest
 
-from laminate._errors import UnknownProviderError
-from laminate._flex import FlexValue
-from laminate._response import (
+from laminate._core.errors import UnknownProviderError
+from laminate._core.flex import FlexValue
+from laminate._core.response import (
     InvalidToolUse,
     NormalizedResponse,
     StopReason,
@@ -22,8 +22,8 @@ from laminate._response import (
     ToolUse,
     Usage,
 )
-from laminate._schema import schema_for
-from laminate._tools import ToolRegistry, ToolResult
+from laminate._tools.registry import ToolRegistry, ToolResult
+from laminate._tools.schema import schema_for
 
 # --- helpers and shared types ------------------------------------------------------------
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import laminate
-from laminate._errors import UnknownProviderError
-from laminate._flex import FlexValue
-from laminate._response import (
+from laminate._core.errors import UnknownProviderError
+from laminate._core.flex import FlexValue
+from laminate._core.response import (
     InvalidToolUse,
     NormalizedResponse,
     Reasoning,
@@ -23,8 +23,8 @@ from laminate._response import (
     Unknown,
     Usage,
 )
-from laminate._tools import ToolRegistry, ToolResult
-from laminate._wire import assistant_message, tool_results
+from laminate._tools.registry import ToolRegistry, ToolResult
+from laminate._tools.wire import assistant_message, tool_results
 
 from .support import FIXTURES, REAL_STREAMS, needs_real_streams
 

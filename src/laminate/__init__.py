@@ -1,23 +1,7 @@
 """laminate: one event stream for every LLM provider's streamed answer."""
 
-from ._adapters import (
-    NormalizedStream,
-    NormalizedStreamSync,
-    collect,
-    collect_sync,
-    normalize_stream,
-    normalize_stream_sync,
-)
-from ._coerce import Change
-from ._complete import (
-    normalize,
-    parse_anthropic_response,
-    parse_ollama_response,
-    parse_openai_response,
-    parse_responses_response,
-)
-from ._envelope import CallLedger, FinalAnswer, ToolCallRequest, parse_envelope, to_envelopes
-from ._errors import (
+from ._core.coerce import Change
+from ._core.errors import (
     EnvelopeError,
     ExtractError,
     IncompleteStreamError,
@@ -28,7 +12,7 @@ from ._errors import (
     StreamTimeoutError,
     UnknownProviderError,
 )
-from ._events import (
+from ._core.events import (
     BlockEnd,
     BlockStart,
     Event,
@@ -39,9 +23,9 @@ from ._events import (
     TextDelta,
     ToolInputDelta,
 )
-from ._flex import FlexValue
-from ._normalizer import StreamNormalizer
-from ._response import (
+from ._core.flex import FlexValue
+from ._core.normalizer import StreamNormalizer
+from ._core.response import (
     ContentBlock,
     InvalidToolUse,
     NormalizedResponse,
@@ -52,8 +36,24 @@ from ._response import (
     Unknown,
     Usage,
 )
-from ._tools import Tool, ToolRegistry, ToolResult
-from ._wire import assistant_message, tool_results
+from ._io.adapters import (
+    NormalizedStream,
+    NormalizedStreamSync,
+    collect,
+    collect_sync,
+    normalize_stream,
+    normalize_stream_sync,
+)
+from ._io.complete import (
+    normalize,
+    parse_anthropic_response,
+    parse_ollama_response,
+    parse_openai_response,
+    parse_responses_response,
+)
+from ._tools.envelope import CallLedger, FinalAnswer, ToolCallRequest, parse_envelope, to_envelopes
+from ._tools.registry import Tool, ToolRegistry, ToolResult
+from ._tools.wire import assistant_message, tool_results
 
 __version__ = "0.1.0"
 

@@ -1,5 +1,5 @@
 """``python -m laminate``: the command line."""
 
-from ._cli import main
+from ._cli.main import main
 
 raise SystemExit(main())

@@ -6,6 +6,6 @@ Completions, Responses, Anthropic Messages and Ollama requests with recorded str
 streaming or not as the request asks. It needs the ``demo`` extra (uvicorn).
 """
 
-from ._server import mock_server
+from ._cli.server import mock_server
 
 __all__ = ["mock_server"]

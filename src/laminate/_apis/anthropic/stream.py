@@ -1,0 +1,197 @@
+"""Anthropic Messages.
+
+Stream: typed SSE events (``message_start``, ``content_block_start/delta/stop``,
+``message_delta``, ``message_stop``, ``ping``, ``error``); blocks are keyed by the
+event's ``index``. Unknown event types are ignored; unknown block types become
+``Unknown`` blocks; unknown delta types are ignored. A repeated ``message_start`` is
+ignored, a second one with another id (two answers spliced together) is an error. The
+stop reason in ``message_delta`` completes the answer even if ``message_stop`` never
+comes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ..._core.assembler import Assembler
+from ..._core.errors import IncompleteStreamError, MalformedStreamError
+from ..._core.response import StopReason
+from ..base import (
+    error_from_payload,
+    int_or_none,
+    json_text,
+    shape_error,
+    stop_reason_from,
+    str_or_empty,
+)
+
+__all__ = ["STOP_REASONS", "AnthropicHandler", "usage_counts"]
+
+STOP_REASONS: Final[Mapping[str, StopReason]] = {
+    "end_turn": StopReason.END_TURN,
+    "tool_use": StopReason.TOOL_USE,
+    "max_tokens": StopReason.MAX_TOKENS,
+    "stop_sequence": StopReason.STOP_SEQUENCE,
+    "pause_turn": StopReason.PAUSE_TURN,
+    "refusal": StopReason.REFUSAL,
+    "model_context_window_exceeded": StopReason.CONTEXT_WINDOW_EXCEEDED,
+}
+
+
+def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
+    return {
+        "input_tokens": int_or_none(usage.get("input_tokens")),
+        "output_tokens": int_or_none(usage.get("output_tokens")),
+        "cache_read_tokens": int_or_none(usage.get("cache_read_input_tokens")),
+        "cache_write_tokens": int_or_none(usage.get("cache_creation_input_tokens")),
+    }
+
+
+class AnthropicHandler:
+    """Stream handler for Messages events."""
+
+    __slots__ = ("_message_id", "assembler")
+
+    def __init__(self, assembler: Assembler) -> None:
+        self.assembler = assembler
+        self._message_id: str | None = None
+
+    def on_frame(self, event: str | None, obj: Any) -> None:
+        if obj.__class__ is not dict and not isinstance(obj, Mapping):
+            raise shape_error("an event is not a JSON object")
+        kind = obj.get("type", event)
+        if kind == "content_block_delta":  # nearly every event: checked first
+            self._block_delta(obj)
+            return
+        match kind:
+            case "message_start":
+                self._message_start(obj)
+            case "content_block_start":
+                self._block_start(obj)
+            case "content_block_stop":
+                self.assembler.end(_key(obj))
+            case "message_delta":
+                self._message_delta(obj)
+            case "message_stop":
+                self.assembler.complete()
+            case "error":
+                raise error_from_payload(obj)
+            case "ping":
+                pass  # sent anywhere, even between the deltas of one block
+            case _:
+                pass  # event types added later by the API are ignored (documented rule)
+
+    def on_done_marker(self) -> None:
+        # Messages streams have no `[DONE]`; a proxy that appends one after the stop
+        # reason ends the answer, one that appends it earlier cut the answer short.
+        if not self.assembler.finished:
+            raise IncompleteStreamError("[DONE] arrived before the message's stop reason")
+        self.assembler.complete()
+
+    def _message_start(self, obj: Mapping[str, Any]) -> None:
+        message = obj.get("message")
+        if not isinstance(message, Mapping):
+            raise shape_error("`message_start` without a message")
+        message_id = str_or_empty(message.get("id"))
+        if self._message_id is not None:
+            if message_id == self._message_id:
+                return  # the same message_start repeated (a retrying proxy): nothing new
+            raise MalformedStreamError(
+                f"a second message_start (id {message_id!r}) inside message "
+                f"{self._message_id!r}: two answers spliced into one stream"
+            )
+        self._message_id = message_id
+        self.assembler.start(message_id, str_or_empty(message.get("model")))
+        self._usage(message.get("usage"))
+
+    def _block_start(self, obj: Mapping[str, Any]) -> None:
+        block = obj.get("content_block")
+        if not isinstance(block, Mapping):
+            raise shape_error("`content_block_start` without a content_block")
+        key = _key(obj)
+        asm = self.assembler
+        match block.get("type"):
+            case "text":
+                asm.open_text(key)
+                asm.text(key, str_or_empty(block.get("text")))
+            case "thinking":
+                asm.open_reasoning(key, signature=str_or_empty(block.get("signature")) or None)
+                asm.reasoning(key, str_or_empty(block.get("thinking")))
+            case "redacted_thinking":
+                asm.open_reasoning(
+                    key, redacted=True, signature=str_or_empty(block.get("data")) or None
+                )
+            case "tool_use":
+                asm.tool_start(key, str_or_empty(block.get("id")), str_or_empty(block.get("name")))
+                initial = block.get("input")
+                if isinstance(initial, Mapping) and initial:  # a complete body's block
+                    asm.tool_input(key, json_text(initial))
+            case other:
+                # Server tools, their results and any block type added later.
+                data = {k: v for k, v in block.items() if k != "type"}
+                asm.unknown(key, str(other), data)
+
+    def _block_delta(self, obj: Mapping[str, Any]) -> None:
+        delta = obj.get("delta")
+        if delta.__class__ is not dict and not isinstance(delta, Mapping):
+            raise shape_error("`content_block_delta` without a delta")
+        key = obj.get("index")
+        if key.__class__ is not int:
+            key = _key(obj)
+        asm = self.assembler
+        match delta.get("type"):
+            case "text_delta":
+                text = delta.get("text")
+                asm.text(key, text if text.__class__ is str else "")
+            case "input_json_delta":
+                json_part = delta.get("partial_json")
+                asm.tool_input(key, json_part if json_part.__class__ is str else "")
+            case "thinking_delta":
+                asm.reasoning(key, str_or_empty(delta.get("thinking")))
+            case "signature_delta":
+                asm.reasoning_signature(key, str_or_empty(delta.get("signature")))
+            case "citations_delta":
+                pass  # citations annotate text already received; not modelled
+            case _:
+                pass  # delta types added later are ignored (documented rule)
+
+    def _message_delta(self, obj: Mapping[str, Any]) -> None:
+        self._usage(obj.get("usage"))
+        delta = obj.get("delta")
+        if isinstance(delta, Mapping):
+            raw = delta.get("stop_reason")
+            if isinstance(raw, str) and raw:
+                self.assembler.finish(stop_reason_from(raw, STOP_REASONS))
+
+    def _usage(self, usage: Any) -> None:
+        if isinstance(usage, Mapping):
+            self.assembler.usage(dict(usage), **usage_counts(usage))
+
+
+def _key(obj: Mapping[str, Any]) -> int:
+    """A block's key is the event's ``index`` (a digit string is accepted)."""
+    index = int_or_none(obj.get("index"))
+    if index is None:
+        raise shape_error("a content block event without an integer `index`")
+    return index
+
+
+def parse_body(assembler: Assembler, body: Mapping[str, Any]) -> None:
+    """A complete Messages body, read as the events that would have streamed it."""
+    if body.get("type") == "error":
+        raise error_from_payload(body)
+    handler = AnthropicHandler(assembler)
+    handler.on_frame(None, {"type": "message_start", "message": body})
+    content = body.get("content")
+    if not isinstance(content, list):
+        raise shape_error("a message without a `content` list")
+    for index, block in enumerate(content):
+        handler.on_frame(
+            None, {"type": "content_block_start", "index": index, "content_block": block}
+        )
+        handler.on_frame(None, {"type": "content_block_stop", "index": index})
+    handler.on_frame(
+        None, {"type": "message_delta", "delta": {"stop_reason": body.get("stop_reason")}}
+    )
+    handler.on_frame(None, {"type": "message_stop"})

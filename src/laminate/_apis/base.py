@@ -1,0 +1,132 @@
+"""What every provider module shares: the handler protocol and small readers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final, Protocol
+
+from .._core.assembler import Assembler
+from .._core.errors import MalformedStreamError, ProviderError
+from .._core.response import StopReason
+
+__all__ = [
+    "Handler",
+    "error_from_payload",
+    "int_or_none",
+    "is_retryable",
+    "json_text",
+    "shape_error",
+    "stop_reason_from",
+    "str_or_empty",
+]
+
+
+class Handler(Protocol):
+    """Reads one provider's frames and calls the assembler's verbs."""
+
+    assembler: Assembler
+
+    def on_frame(self, event: str | None, obj: Any) -> None:
+        """One parsed frame (``event`` is the SSE event name, if any)."""
+
+    def on_done_marker(self) -> None:
+        """The SSE payload ``[DONE]``."""
+
+
+_RETRYABLE_TYPES: Final = frozenset(
+    {
+        "overloaded_error",
+        "rate_limit_error",
+        "rate_limit_exceeded",
+        "api_error",
+        "server_error",
+        "internal_server_error",
+        "internal_error",
+        "service_unavailable",
+        "service_unavailable_error",
+        "timeout",
+        "timeout_error",
+        "request_timeout",
+        "too_many_requests",
+        "overloaded",
+        "engine_overloaded",
+        "slow_down",
+        "provider_overloaded",
+        "provider_unavailable",
+    }
+)
+
+
+def is_retryable(error_type: str, code: Any = None) -> bool:
+    """Overload, rate limits, timeouts and server-side faults may succeed on retry;
+    everything else (bad request, auth, quota, content policy) will not."""
+    if error_type.lower() in _RETRYABLE_TYPES:
+        return True
+    status = int_or_none(code)
+    return status is not None and (status in (408, 429) or 500 <= status <= 599)
+
+
+def error_from_payload(payload: Any, *, default_type: str = "error") -> ProviderError:
+    """Classify an error object as sent (``{"type", "message", "code"}`` in any of the
+    usual places) into a :class:`ProviderError`."""
+    err: Any = payload
+    if isinstance(payload, Mapping) and "error" in payload:
+        err = payload["error"]
+    if isinstance(err, Mapping):
+        message = str_or_empty(err.get("message")) or str_or_empty(err.get("error"))
+        code = err.get("code")
+        metadata = err.get("metadata")
+        error_type = (
+            str_or_empty(err.get("type"))
+            # OpenRouter names the upstream failure in `metadata.error_type`.
+            or (str_or_empty(metadata.get("error_type")) if isinstance(metadata, Mapping) else "")
+            or (str(code) if code is not None and code != "" else default_type)
+        )
+    else:
+        message = str(err) if err is not None else ""
+        code = None
+        error_type = default_type
+    if error_type == "error" and isinstance(payload, Mapping):
+        # Responses-style `{"type": "error", "code": ...}` keeps its code at the top.
+        top_code = payload.get("code")
+        if isinstance(top_code, str) and top_code:
+            error_type = top_code
+    return ProviderError(
+        message or "the provider reported an error",
+        error_type=error_type,
+        retryable=is_retryable(error_type, code),
+        raw=payload,
+    )
+
+
+def json_text(value: Any) -> str:
+    """The JSON text of arguments a provider sent as an object rather than a string."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def shape_error(what: str) -> MalformedStreamError:
+    return MalformedStreamError(f"unexpected payload shape: {what}")
+
+
+def int_or_none(value: Any) -> int | None:
+    """An integer count as sent (a numeric string is accepted; a bool is not a count)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def str_or_empty(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def stop_reason_from(raw: str, table: Mapping[str, StopReason]) -> StopReason:
+    """Map a provider's stop string through its table; anything else is kept as unknown."""
+    named = table.get(raw)
+    return named.with_raw(raw) if named is not None else StopReason.unknown(raw)

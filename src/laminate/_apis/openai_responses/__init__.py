@@ -1,0 +1,1 @@
+"""The openai_responses API."""

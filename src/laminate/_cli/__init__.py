@@ -1,0 +1,1 @@
+"""The command line: replay, record, serve and the demo."""

@@ -1,0 +1,420 @@
+"""A mock provider: answers chat requests with recorded streams, on loopback.
+
+``MockProvider`` is a small ASGI app (no framework); :func:`mock_server` runs it with
+uvicorn (the optional ``demo`` extra) in a thread and yields its base URL.
+
+Endpoints, and where their recordings live inside the served directory::
+
+    POST /v1/chat/completions   DIR/openai/<name>.sse             stream defaults to false
+    POST /v1/responses          DIR/openai-responses/<name>.sse   stream defaults to false
+    POST /v1/messages           DIR/anthropic/<name>.sse          stream defaults to false
+    POST /api/chat              DIR/ollama/<name>.ndjson          stream defaults to true
+    GET  /                      the recordings, as JSON
+
+A request gets the first recording that matches, in this order:
+
+1. the header ``X-Laminate-Fixture: <name>`` (404 if there is no such recording);
+2. the request's ``model``, when a recording has exactly that name;
+3. the turn: the number of model turns already in the conversation (runs of entries in
+   ``messages``, or in a Responses ``input``, not from the user, system or developer).
+   Turn 0 gets the first recording in sorted name order, turn 1 the second, and so on;
+   past the last recording, the last one. So ``1-tool-call.sse`` then ``2-answer.sse``
+   play a two-turn tool loop.
+
+A streaming request gets the recording's bytes exactly as stored, frame by frame,
+``pace`` seconds apart. A non-streaming request gets ``<name>.body.json`` when it
+exists, otherwise a complete body built from the normalized stream (a recording that
+ends in a provider error is answered with that error and a 4xx/5xx status).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import anyio
+
+from .._apis.bodies import render_body
+from .._apis.registry import FRAMING
+from .._core.errors import LaminateError, ProviderError
+from .._core.normalizer import StreamNormalizer
+
+__all__ = [
+    "DEMO_PACE",
+    "DEMO_STREAMS",
+    "ROUTES",
+    "MockProvider",
+    "Recording",
+    "choose_recording",
+    "find_recordings",
+    "mock_server",
+    "render_body",
+    "split_frames",
+]
+
+DEMO_STREAMS: Final = Path(__file__).resolve().parent / "demo_streams"
+DEMO_PACE: Final = 0.012
+"""Seconds between frames in ``laminate demo``: about the pace of a fast model."""
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    provider: str
+    stream_default: bool
+
+
+ROUTES: Final[Mapping[str, Route]] = {
+    "/v1/chat/completions": Route("openai", stream_default=False),
+    "/v1/responses": Route("openai-responses", stream_default=False),
+    "/v1/messages": Route("anthropic", stream_default=False),
+    "/api/chat": Route("ollama", stream_default=True),
+}
+_SUFFIX: Final = {"sse": ".sse", "ndjson": ".ndjson"}
+_CONTENT_TYPE: Final = {"sse": "text/event-stream; charset=utf-8", "ndjson": "application/x-ndjson"}
+# Where one frame ends: a blank line for SSE (any of its three line ends), a line for NDJSON.
+_FRAME_END: Final = {"sse": re.compile(rb"\r\n\r\n|\n\n|\r\r"), "ndjson": re.compile(rb"\n")}
+_MAX_REQUEST: Final = 32 * 1024 * 1024
+_NOT_USER: Final = frozenset({"user", "system", "developer"})
+
+
+# -- recordings ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Recording:
+    """One recorded answer: ``DIR/<provider>/<name>.sse`` (or ``.ndjson``)."""
+
+    name: str
+    provider: str = field(compare=False)
+    stream: Path = field(compare=False)
+
+    @property
+    def body(self) -> Path:
+        """Where its complete (non-streaming) body would be."""
+        return self.stream.with_name(self.name + ".body.json")
+
+
+def find_recordings(directory: Path, provider: str) -> list[Recording]:
+    """The recordings for ``provider`` under ``directory``, in name order."""
+    suffix = _SUFFIX[FRAMING[provider]]
+    folder = directory / provider
+    if not folder.is_dir():
+        return []
+    return sorted(
+        Recording(path.name.removesuffix(suffix), provider, path)
+        for path in folder.iterdir()
+        if path.name.endswith(suffix) and path.is_file()
+    )
+
+
+class _NoRecording(LookupError):
+    pass
+
+
+def model_turns(request: Mapping[str, Any]) -> int:
+    """How many model turns the conversation in ``request`` already holds."""
+    entries = request.get("messages", request.get("input"))
+    if not isinstance(entries, list):
+        return 0
+    turns, inside = 0, False
+    for entry in entries:
+        role = entry.get("role") if isinstance(entry, Mapping) else "user"
+        # Responses items such as function_call / function_call_output have no role.
+        from_model = role not in _NOT_USER
+        if from_model and not inside:
+            turns += 1
+        inside = from_model
+    return turns
+
+
+def choose_recording(
+    recordings: list[Recording], request: Mapping[str, Any], fixture: str | None = None
+) -> Recording:
+    """The recording that answers ``request`` (see the module's documentation)."""
+    by_name = {r.name: r for r in recordings}
+    if fixture is not None:
+        if fixture not in by_name:
+            raise _NoRecording(f"no recording named {fixture!r} (X-Laminate-Fixture)")
+        return by_name[fixture]
+    model = request.get("model")
+    if isinstance(model, str) and model in by_name:
+        return by_name[model]
+    return recordings[min(model_turns(request), len(recordings) - 1)]
+
+
+def split_frames(data: bytes, framing: str) -> list[bytes]:
+    """``data`` cut after each frame; the pieces join back to exactly ``data``."""
+    pieces, start = [], 0
+    for match in _FRAME_END[framing].finditer(data):
+        pieces.append(data[start : match.end()])
+        start = match.end()
+    if start < len(data):
+        pieces.append(data[start:])
+    return pieces
+
+
+# -- the ASGI app ------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Reply:
+    status: int
+    content_type: str
+    chunks: list[bytes]
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    paced: bool = False
+    note: str = ""  # what answered, for the request log
+
+
+def _json_reply(status: int, body: Any) -> _Reply:
+    return _Reply(status, "application/json", [json.dumps(body, ensure_ascii=False).encode()])
+
+
+def _error(provider: str, status: int, kind: str, message: str) -> _Reply:
+    """An error in the shape the provider's own clients read."""
+    match provider:
+        case "anthropic":
+            body: Any = {"type": "error", "error": {"type": kind, "message": message}}
+        case "ollama":
+            body = {"error": message}
+        case _:
+            body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    reply = _json_reply(status, body)
+    reply.note = message
+    return reply
+
+
+class MockProvider:
+    """The ASGI app: recordings from ``directory`` (default: the demo streams).
+
+    ``pace`` is the delay between streamed frames in seconds; ``log`` receives one
+    line per request.
+    """
+
+    def __init__(
+        self,
+        directory: str | Path | None = None,
+        *,
+        pace: float = 0.0,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.directory = Path(directory) if directory is not None else DEMO_STREAMS
+        self.pace = pace
+        self.log = log
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        reply = await self._reply(scope, receive)
+        if self.log is not None:
+            self.log(f"{scope['method']} {scope['path']} -> {reply.status} {reply.note}")
+        await _send(reply, send, receive, self.pace if reply.paced else 0.0)
+
+    async def _reply(self, scope: Scope, receive: Receive) -> _Reply:
+        method, path = scope["method"], scope["path"]
+        if method == "GET" and path == "/":
+            return _json_reply(200, self.listing())
+        route = ROUTES.get(path.rstrip("/"))
+        if route is None:
+            known = ", ".join(f"POST {p}" for p in ROUTES)
+            return _error("openai", 404, "not_found_error", f"no endpoint {path}; try {known}")
+        provider = route.provider
+        if method != "POST":
+            return _error(provider, 405, "invalid_request_error", f"{path} takes POST")
+        request = await _read_json(receive)
+        if not isinstance(request, dict):
+            return _error(provider, 400, "invalid_request_error", "the body is not a JSON object")
+        stream = bool(request.get("stream", route.stream_default))
+        try:
+            recording = self._choose(provider, request, _header(scope, b"x-laminate-fixture"))
+        except _NoRecording as exc:
+            return _error(provider, 404, "not_found_error", str(exc))
+        reply = _stream_reply(recording) if stream else _body_reply(recording)
+        reply.headers.append((b"x-laminate-fixture", f"{provider}/{recording.name}".encode()))
+        reply.note = f"{provider}/{recording.name} ({'stream' if stream else 'body'})"
+        return reply
+
+    def _choose(self, provider: str, request: Mapping[str, Any], fixture: str | None) -> Recording:
+        recordings = find_recordings(self.directory, provider)
+        if not recordings:
+            raise _NoRecording(f"no recordings in {self.directory / provider}")
+        return choose_recording(recordings, request, fixture)
+
+    def listing(self) -> dict[str, list[str]]:
+        """The recording names per provider."""
+        providers = (route.provider for route in ROUTES.values())
+        return {p: [r.name for r in find_recordings(self.directory, p)] for p in providers}
+
+
+def _stream_reply(recording: Recording) -> _Reply:
+    framing = FRAMING[recording.provider]
+    frames = split_frames(recording.stream.read_bytes(), framing)
+    return _Reply(200, _CONTENT_TYPE[framing], frames, [(b"cache-control", b"no-cache")], True)
+
+
+def _body_reply(recording: Recording) -> _Reply:
+    if recording.body.is_file():
+        return _Reply(200, "application/json", [recording.body.read_bytes()])
+    normalizer = StreamNormalizer(recording.provider)
+    provider = recording.provider
+    try:
+        normalizer.feed(recording.stream.read_bytes())
+        normalizer.close()
+    except ProviderError as exc:
+        status = 500 if exc.retryable else 400
+        if isinstance(exc.raw, Mapping):
+            return _json_reply(status, exc.raw)
+        return _error(provider, status, exc.error_type, exc.message)
+    except LaminateError as exc:
+        message = f"recording {recording.name!r} has no complete answer: {exc}"
+        return _error(provider, 500, "api_error", message)
+    if normalizer.response is None:  # close() either completes the response or raises
+        return _error(provider, 500, "api_error", f"recording {recording.name!r} gave nothing")
+    return _json_reply(200, render_body(normalizer.response))
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1").strip()
+    return None
+
+
+async def _read_json(receive: Receive) -> Any:
+    body = bytearray()
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        body += message.get("body", b"")
+        if len(body) > _MAX_REQUEST or not message.get("more_body", False):
+            break
+    try:
+        return json.loads(body) if len(body) <= _MAX_REQUEST else None
+    except ValueError:
+        return None
+
+
+async def _send(reply: _Reply, send: Send, receive: Receive, pace: float) -> None:
+    headers = [(b"content-type", reply.content_type.encode()), *reply.headers]
+    if not reply.paced:
+        headers.append((b"content-length", str(sum(map(len, reply.chunks))).encode()))
+    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+    if pace <= 0:
+        await send({"type": "http.response.body", "body": b"".join(reply.chunks)})
+        return
+    async with anyio.create_task_group() as tasks:
+        # Stop pacing out frames as soon as the client goes away.
+        tasks.start_soon(_cancel_on_disconnect, receive, tasks.cancel_scope)
+        for n, chunk in enumerate(reply.chunks):
+            if n:
+                await anyio.sleep(pace)
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+        tasks.cancel_scope.cancel()
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+# -- running it ----------------------------------------------------------------------------
+
+
+def _uvicorn() -> Any:
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise ImportError(
+            "the mock provider needs uvicorn: pip install 'laminate-llm[demo]'"
+        ) from exc
+    return uvicorn
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port`` (port 0: a free one)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.create_server((host, port), family=family)
+    # Accepted connections inherit it: without it, paced frames leave in Nagle bursts.
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def base_url(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def make_server(app: MockProvider) -> Any:
+    """A uvicorn ``Server`` for ``app``: quiet, no lifespan, quick to stop."""
+    uvicorn = _uvicorn()
+    config = uvicorn.Config(
+        app,
+        lifespan="off",
+        log_config=None,
+        log_level="warning",
+        access_log=False,
+        ws="none",
+        timeout_graceful_shutdown=1,
+    )
+    return uvicorn.Server(config)
+
+
+@contextmanager
+def mock_server(
+    directory: str | Path | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    pace: float = 0.0,
+    log: Callable[[str], None] | None = None,
+) -> Iterator[str]:
+    """Run the mock provider in a thread; yields its base URL, stops it on exit.
+
+    ``port=0`` (the default) takes a free port. ``directory`` defaults to the demo
+    streams bundled with laminate.
+    """
+    server = make_server(MockProvider(directory, pace=pace, log=log))
+    sock = listen(host, port)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="laminate-mock-provider", daemon=True
+    )
+    thread.start()
+    try:
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError("the mock provider failed to start")
+            time.sleep(0.005)
+        yield base_url(sock)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
+        sock.close()

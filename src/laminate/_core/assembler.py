@@ -1,0 +1,472 @@
+"""The assembler: every contract rule about blocks and events, written once.
+
+Provider modules read their own JSON and call the neutral verbs below (``text``,
+``reasoning``, ``tool_start``, ``tool_input``, ``end``, ``finish``, ``usage``, ...),
+keyed by whatever identifies a block in that provider's wire format. The assembler
+numbers blocks by first appearance, keeps start-before-delta-before-end, closes what
+the provider leaves open, and builds the final response and the ``.partial`` snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Hashable
+from typing import Any, Final
+
+from .errors import MalformedStreamError
+from .events import (
+    BlockEnd,
+    BlockStart,
+    Event,
+    ResponseDone,
+    ResponseStart,
+    reasoning_delta,
+    text_delta,
+    tool_input_delta,
+)
+from .flex import FlexValue
+from .partial_json import ArgumentsView
+from .response import (
+    ContentBlock,
+    InvalidToolUse,
+    NormalizedResponse,
+    Reasoning,
+    StopReason,
+    Text,
+    ToolUse,
+    Unknown,
+    Usage,
+)
+
+__all__ = ["Assembler", "finalize_tool_input"]
+
+log = logging.getLogger("laminate")
+
+_TEXT: Final = 0
+_REASONING: Final = 1
+_TOOL: Final = 2
+_UNKNOWN: Final = 3
+
+# Text deltas are joined every this many, so that memory follows the text, not the
+# number of deltas it came in.
+_CHUNK: Final = 256
+
+_USAGE_FIELDS: Final = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+
+# Stop reasons that end a response early: a tool call still open then was cut off.
+_CUTTING: Final = frozenset(
+    {
+        StopReason.MAX_TOKENS,
+        StopReason.CONTENT_FILTER,
+        StopReason.REFUSAL,
+        StopReason.CONTEXT_WINDOW_EXCEEDED,
+    }
+)
+UNFINISHED_REASON: Final = "unfinished: the stream ended before the provider finished this call"
+
+
+def finalize_tool_input(raw: str) -> tuple[dict[str, Any] | None, str]:
+    """Parse a finished call's argument text once.
+
+    Returns ``(arguments, "")`` for a JSON object, ``(None, reason)`` otherwise. Empty or
+    blank text means no arguments, as the official SDKs read it.
+    """
+    if not raw.strip():
+        return {}, ""
+    try:
+        value = json.loads(raw, parse_constant=_reject_constant)
+    except ValueError as exc:
+        return None, f"arguments are not valid JSON: {exc}"
+    except RecursionError:
+        return None, "arguments are nested too deeply"
+    if not isinstance(value, dict):
+        return None, f"arguments are JSON but not an object (got {type(value).__name__})"
+    return value, ""
+
+
+def _reject_constant(name: str) -> Any:
+    # Python's json accepts NaN and Infinity; JSON (RFC 8259) does not.
+    raise ValueError(f"{name} is not JSON")
+
+
+class _Block:
+    """A block being built. Private and mutable; what leaves is frozen."""
+
+    __slots__ = (
+        "chunks",
+        "data",
+        "id",
+        "id_given",
+        "index",
+        "kind",
+        "name",
+        "parts",
+        "redacted",
+        "signature",
+        "size",
+        "view",
+    )
+
+    def __init__(self, index: int, kind: int) -> None:
+        self.index = index
+        self.kind = kind
+        self.parts: list[str] = []  # the latest pieces of text
+        self.chunks: list[str] = []  # earlier pieces, joined every _CHUNK of them
+        self.id = ""
+        self.id_given = False
+        self.name = ""
+        self.signature: list[str] | None = None
+        self.redacted = False
+        self.view: ArgumentsView | None = None
+        self.size = 0
+        self.data: dict[str, Any] | None = None
+
+    def snapshot(self, tool_reason: str) -> ContentBlock:
+        """The block as it stands; an unfinished tool call is an ``InvalidToolUse``."""
+        match self.kind:
+            case 0:
+                return Text(self.text())
+            case 1:
+                sig = "".join(self.signature) if self.signature is not None else None
+                return Reasoning(self.text(), sig, self.redacted, self.id or None)
+            case 2:
+                return InvalidToolUse(self.id, self.name, self.text(), tool_reason)
+            case _:
+                return Unknown(self.name, FlexValue(self._unknown_data()))
+
+    def finish(self) -> ContentBlock:
+        """The final block: a tool call's arguments are parsed here, once."""
+        if self.kind != _TOOL:
+            return self.snapshot("")
+        raw = self.text()
+        if not self.name:
+            return InvalidToolUse(self.id, self.name, raw, "the provider never named the tool")
+        args, reason = finalize_tool_input(raw)
+        if args is None:
+            return InvalidToolUse(self.id, self.name, raw, reason)
+        return ToolUse(self.id, self.name, FlexValue(args))
+
+    def text(self) -> str:
+        """All the text received, joined once."""
+        if self.view is not None:
+            return self.view.text()
+        return "".join(self.chunks) + "".join(self.parts)
+
+    def _unknown_data(self) -> dict[str, Any]:
+        data = dict(self.data or {})
+        if self.parts:
+            raw = self.text()
+            args, _ = finalize_tool_input(raw)
+            data["input"] = args if args is not None else raw
+        return data
+
+
+class Assembler:
+    """Turns neutral verbs into events and, at the end, one :class:`NormalizedResponse`."""
+
+    def __init__(self, provider: str, *, max_tool_input_size: int) -> None:
+        self.provider = provider
+        self.events: list[Event] = []
+        self.max_tool_input_size = max_tool_input_size
+        self.id = ""
+        self.model = ""
+        self.started = False
+        self.stop_reason: StopReason | None = None
+        self.done = False  # ResponseDone emitted
+        self.response: NormalizedResponse | None = None
+        self.raw_frames: list[Any] | None = None
+        self._blocks: list[_Block] = []
+        self._finals: list[ContentBlock | None] = []
+        self._open: dict[Hashable, _Block] = {}
+        self._tool_ids: set[str] = set()
+        self._usage: dict[str, int | None] = dict.fromkeys(_USAGE_FIELDS)
+        self._usage_raw: dict[str, Any] = {}
+
+    # -- response-level verbs -------------------------------------------------
+
+    def start(self, id: str, model: str) -> None:
+        """Record the response id and model; the first non-empty value of each wins."""
+        if id and not self.id:
+            self.id = id
+        if model and not self.model:
+            self.model = model
+        if self.id and not self.started:
+            self._emit_start()
+
+    def usage(self, raw: dict[str, Any] | None = None, **counts: int | None) -> None:
+        """Merge reported counts: a later report of a count replaces an earlier one."""
+        for name, value in counts.items():
+            if value is not None:
+                self._usage[name] = value
+        if raw:
+            self._usage_raw.update(raw)
+
+    def finish(self, stop_reason: StopReason) -> None:
+        """The provider said why it stopped: every open block is closed now.
+
+        A tool call still open when the response ends early (token limit, content
+        filter, refusal, context window) was cut off, so it becomes an ``InvalidToolUse``
+        even if its text happens to parse.
+        """
+        if self.stop_reason is None:
+            self.stop_reason = stop_reason
+        elif stop_reason != self.stop_reason:
+            log.warning(
+                "laminate: second stop reason %r ignored (kept %r)",
+                stop_reason.raw,
+                self.stop_reason.raw,
+            )
+        cut_off = self.stop_reason in _CUTTING
+        for key in list(self._open):
+            self._close(key, cut_off=cut_off)
+
+    @property
+    def finished(self) -> bool:
+        """Whether the provider signalled why it stopped."""
+        return self.stop_reason is not None
+
+    def complete(self, default_stop: StopReason | None = None) -> None:
+        """The provider's terminal signal: close everything and emit ``ResponseDone``."""
+        if self.done:
+            return
+        if self.stop_reason is None:
+            if default_stop is None:
+                default_stop = self._inferred_stop()
+            self.finish(default_stop)
+        for key in list(self._open):
+            self._close(key, cut_off=False)
+        self._ensure_started()
+        self.response = self._build(self.stop_reason or default_stop or _NO_STOP)
+        self.done = True
+        self.events.append(ResponseDone(self.response))
+
+    def _inferred_stop(self) -> StopReason:
+        # Some servers end with a terminal marker and no stop reason at all: the kind
+        # follows from the content, the raw string stays empty (nothing was sent).
+        has_tools = any(b.kind == _TOOL for b in self._blocks)
+        return (StopReason.TOOL_USE if has_tools else StopReason.END_TURN).with_raw("")
+
+    def has_tool_calls(self) -> bool:
+        return any(b.kind == _TOOL for b in self._blocks)
+
+    # -- block verbs ------------------------------------------------------------
+
+    def open_text(self, key: Hashable) -> None:
+        self._block(key, _TEXT)
+
+    def text(self, key: Hashable, text: str) -> None:
+        if not text:
+            return
+        block = self._open.get(key) or self._open_block(key, _TEXT)
+        self._check_kind(block, _TEXT)
+        parts = block.parts
+        parts.append(text)
+        if len(parts) == _CHUNK:
+            block.chunks.append("".join(parts))
+            parts.clear()
+        self.events.append(text_delta(block.index, text))
+
+    def open_reasoning(
+        self, key: Hashable, *, signature: str | None = None, redacted: bool = False, id: str = ""
+    ) -> None:
+        block = self._block(key, _REASONING)
+        block.redacted = block.redacted or redacted
+        if id and not block.id:
+            block.id = id
+        if signature:
+            self.reasoning_signature(key, signature)
+
+    def reasoning(self, key: Hashable, text: str) -> None:
+        if not text:
+            return
+        block = self._open.get(key) or self._open_block(key, _REASONING)
+        self._check_kind(block, _REASONING)
+        parts = block.parts
+        parts.append(text)
+        if len(parts) == _CHUNK:
+            block.chunks.append("".join(parts))
+            parts.clear()
+        self.events.append(reasoning_delta(block.index, text))
+
+    def reasoning_signature(self, key: Hashable, signature: str) -> None:
+        """Append to a reasoning block's opaque signature, kept byte for byte."""
+        block = self._block(key, _REASONING)
+        if block.signature is None:
+            block.signature = []
+        block.signature.append(signature)
+
+    def tool_start(self, key: Hashable, id: str, name: str) -> None:
+        """Open a tool call. An empty or repeated id is replaced by a stable generated one."""
+        if key in self._open:
+            self._tool_identity(self._open[key], id, name)
+            return
+        block = self._new_block(key, _TOOL)
+        block.view = ArgumentsView()
+        block.name = name
+        block.id_given = bool(id)
+        block.id = self._unique_tool_id(id, block.index)
+        self.events.append(BlockStart(block.index, ToolUse(block.id, name, FlexValue({}))))
+
+    def tool_input(self, key: Hashable, fragment: str) -> None:
+        """Append raw JSON text to a tool call's arguments (or to an unknown block's input)."""
+        block = self._open.get(key)
+        if block is None:
+            raise MalformedStreamError("tool input for a block that is not open")
+        if not fragment:
+            return
+        block.size += len(fragment)
+        if block.size > self.max_tool_input_size:
+            limit = self.max_tool_input_size
+            raise MalformedStreamError(
+                f"tool call arguments exceed max_tool_input_size ({limit} characters)"
+            )
+        if block.kind == _UNKNOWN:
+            block.parts.append(fragment)
+            return
+        self._check_kind(block, _TOOL)
+        assert block.view is not None  # set by tool_start; an internal invariant
+        seq = block.view.append(fragment)
+        self.events.append(tool_input_delta(block.index, fragment, block.view, seq))
+
+    def tool_identity(self, key: Hashable, id: str, name: str) -> None:
+        """A later fragment repeated the call's id or name: set once, never concatenated."""
+        block = self._open.get(key)
+        if block is not None and block.kind == _TOOL:
+            self._tool_identity(block, id, name)
+
+    def unknown(self, key: Hashable, block_type: str, data: dict[str, Any]) -> None:
+        """Open a block of a type laminate does not model; it is kept as ``Unknown``.
+
+        Called again while the block is open, it replaces the block's data (a provider
+        that sends an item when it starts and again, complete, when it is done).
+        """
+        open_block = self._open.get(key)
+        if open_block is not None:
+            self._check_kind(open_block, _UNKNOWN)
+            open_block.data = data
+            return
+        block = self._new_block(key, _UNKNOWN)
+        block.name = block_type
+        block.data = data
+        self.events.append(BlockStart(block.index, Unknown(block_type, FlexValue(data))))
+
+    def end(self, key: Hashable) -> None:
+        """The provider closed this block."""
+        if key in self._open:
+            self._close(key, cut_off=False)
+
+    def is_open(self, key: Hashable) -> bool:
+        return key in self._open
+
+    # -- results ------------------------------------------------------------------
+
+    def snapshot(self) -> NormalizedResponse:
+        """Everything received so far, for an error's ``.partial``."""
+        if self.response is not None:
+            return self.response
+        content: list[ContentBlock] = []
+        for block, final in zip(self._blocks, self._finals, strict=True):
+            content.append(final if final is not None else block.snapshot(UNFINISHED_REASON))
+        return self._response(content, self.stop_reason or _NO_STOP)
+
+    # -- internals --------------------------------------------------------------
+
+    def _emit_start(self) -> None:
+        self.started = True
+        self.events.append(ResponseStart(self.id, self.model, self.provider))
+
+    def _ensure_started(self) -> None:
+        if not self.started:
+            self._emit_start()
+
+    def _block(self, key: Hashable, kind: int) -> _Block:
+        block = self._open.get(key)
+        if block is None:
+            return self._open_block(key, kind)
+        self._check_kind(block, kind)
+        return block
+
+    def _open_block(self, key: Hashable, kind: int) -> _Block:
+        block = self._new_block(key, kind)
+        initial: ContentBlock = Text("") if kind == _TEXT else Reasoning("")
+        self.events.append(BlockStart(block.index, initial))
+        return block
+
+    def _new_block(self, key: Hashable, kind: int) -> _Block:
+        self._ensure_started()
+        block = _Block(len(self._blocks), kind)
+        self._blocks.append(block)
+        self._finals.append(None)
+        self._open[key] = block
+        return block
+
+    def _check_kind(self, block: _Block, kind: int) -> None:
+        if block.kind != kind:
+            raise MalformedStreamError("a delta does not match the type of the block it names")
+
+    def _close(self, key: Hashable, *, cut_off: bool) -> None:
+        block = self._open.pop(key)
+        if cut_off and block.kind == _TOOL:
+            final = block.snapshot(self._cut_off_reason())
+        else:
+            final = block.finish()
+        self._finals[block.index] = final
+        self.events.append(BlockEnd(block.index, final))
+
+    def _cut_off_reason(self) -> str:
+        stop = self.stop_reason or _NO_STOP
+        why = "hit its token limit" if stop == StopReason.MAX_TOKENS else "ended early"
+        return f"cut off: the response {why} ({stop.raw}) before this call was finished"
+
+    def _unique_tool_id(self, id: str, index: int) -> str:
+        candidate = id or f"call_{index}"
+        if candidate in self._tool_ids:
+            candidate = f"{candidate}_{index}"
+            n = 2
+            while candidate in self._tool_ids:  # only a hostile stream gets here twice
+                candidate = f"{id or 'call'}_{index}_{n}"
+                n += 1
+        self._tool_ids.add(candidate)
+        return candidate
+
+    def _tool_identity(self, block: _Block, id: str, name: str) -> None:
+        if id and id != block.id:
+            if not block.id_given:
+                # The call was opened before any id arrived: adopt the provider's.
+                self._tool_ids.discard(block.id)
+                block.id = self._unique_tool_id(id, block.index)
+                block.id_given = True
+            else:
+                log.warning(
+                    "laminate: tool call %r sent a different id %r; kept the first", block.id, id
+                )
+        if name and name != block.name:
+            if not block.name:
+                block.name = name
+            else:
+                log.warning(
+                    "laminate: tool call %r sent a different name %r; kept the first",
+                    block.id,
+                    name,
+                )
+
+    def _build(self, stop_reason: StopReason) -> NormalizedResponse:
+        content = [f for f in self._finals if f is not None]
+        return self._response(content, stop_reason)
+
+    def _response(self, content: list[ContentBlock], stop_reason: StopReason) -> NormalizedResponse:
+        usage = Usage(**self._usage, raw=dict(self._usage_raw))
+        raw = FlexValue(self.raw_frames)
+        return NormalizedResponse(
+            self.id, self.model, self.provider, content, stop_reason, usage, raw
+        )
+
+
+_NO_STOP: Final = StopReason.unknown("")

@@ -1,0 +1,443 @@
+"""The sans-IO core: bytes in, events out. No I/O, no async, no threads.
+
+This is laminate's one error boundary: whatever goes wrong inside becomes a
+:class:`LaminateError` carrying what was received so far (``.partial``), and the
+normalizer stays failed from then on.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from .._apis.base import Handler, error_from_payload
+from .._apis.detect import (
+    NDJSON_TYPES,
+    body_provider,
+    describe,
+    provider_from_frame,
+    provider_from_url,
+)
+from .._apis.registry import FRAMING, HANDLERS, HandlerOptions, read_body
+from .._framing import Frame, NDJSONDecoder, SSEDecoder
+from .assembler import Assembler
+from .errors import (
+    IncompleteStreamError,
+    LaminateError,
+    MalformedStreamError,
+    UnknownProviderError,
+)
+from .events import Event
+from .response import NormalizedResponse
+
+__all__ = ["StreamNormalizer"]
+
+DEFAULT_MAX_FRAME_SIZE: Final = 16 * 1024 * 1024
+DEFAULT_MAX_TOOL_INPUT_SIZE: Final = 16 * 1024 * 1024
+# Frames held while the provider is not yet known; past this, detection gives up.
+_DETECT_FRAMES: Final = 8
+# Payloads some servers send as keep-alives instead of SSE comments.
+_KEEPALIVE: Final = frozenset({"", "ping", "keep-alive", "keepalive", "heartbeat", ":"})
+
+
+class StreamNormalizer:
+    """Feed it the bytes of one streamed answer; it returns events.
+
+    ``feed(data)`` returns the events the new bytes completed; ``close()`` the last ones,
+    ending with :class:`ResponseDone`. Events depend only on the bytes, never on how
+    they were split. Options:
+
+    - ``provider``: ``"openai"``, ``"openai-responses"``, ``"anthropic"``, ``"ollama"``,
+      or ``None`` to detect it (from ``url`` and ``content_type`` when given, else from
+      the first frames).
+    - ``keep_raw``: keep every parsed frame in ``response.raw`` (off by default, so
+      memory follows the content, not the number of frames).
+    - ``max_frame_size``: the largest line or frame accepted, in bytes (16 MiB).
+    - ``max_tool_input_size``: the largest tool-call argument text, in characters (16 Mi).
+    - ``choice``: which choice of an ``n > 1`` Chat Completions stream to normalize (0).
+    - ``think_tags``: split ``<think>...</think>`` in text into a ``Reasoning`` block.
+    - ``url``, ``content_type``: what the HTTP response said, as detection hints.
+
+    If a call fails after it had completed some events, it returns those events and
+    the error is raised by the next call: nothing received is withheld.
+    """
+
+    def __init__(
+        self,
+        provider: str | None = None,
+        *,
+        keep_raw: bool = False,
+        max_frame_size: int = DEFAULT_MAX_FRAME_SIZE,
+        max_tool_input_size: int = DEFAULT_MAX_TOOL_INPUT_SIZE,
+        choice: int = 0,
+        think_tags: bool = False,
+        url: str | None = None,
+        content_type: str | None = None,
+    ) -> None:
+        if provider is not None and provider not in FRAMING:
+            raise ValueError(f"unknown provider {provider!r}; expected one of {', '.join(FRAMING)}")
+        if provider is None and url:
+            provider = provider_from_url(_url_path(url))
+        self._provider = provider
+        self._keep_raw = keep_raw
+        self._max_frame_size = max_frame_size
+        self._handler_options = HandlerOptions(choice=choice, think_tags=think_tags)
+        self._content_type = (content_type or "").split(";")[0].strip().lower()
+        self._decoder: SSEDecoder | NDJSONDecoder | None = None
+        self._sniffed = bytearray()
+        self._offset_base = 0  # blank bytes dropped before the first frame
+        self._head: bytearray | None = None
+        self._document: bytearray | None = None
+        self._assembler = Assembler(provider or "", max_tool_input_size=max_tool_input_size)
+        self._handler: Handler | None = None
+        self._held: list[tuple[Frame, Any]] = []
+        self._frame: Frame | None = None
+        self._error: LaminateError | None = None
+        self._deferred: LaminateError | None = None
+        self._closed = False
+        if provider is not None:
+            self._start_handler(provider)
+
+    # -- public API ---------------------------------------------------------------
+
+    @property
+    def provider(self) -> str | None:
+        """The provider, once known."""
+        return self._provider
+
+    @property
+    def response(self) -> NormalizedResponse | None:
+        """The final response, after ``ResponseDone``."""
+        return self._assembler.response
+
+    def snapshot(self) -> NormalizedResponse:
+        """Everything received so far (what an error's ``.partial`` holds)."""
+        return self._assembler.snapshot()
+
+    def feed(self, data: bytes | str) -> list[Event]:
+        """Take the next bytes (a ``str`` is encoded as UTF-8); return completed events."""
+        self._check_usable()
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        return self._guarded(self._feed, data)
+
+    def close(self) -> list[Event]:
+        """The bytes ended: return the last events, or raise if the answer is incomplete
+        (what the last bytes completed is then in the error's ``.partial``)."""
+        events, error = self.close_events()
+        if error is not None:
+            raise error
+        return events
+
+    def close_events(self) -> tuple[list[Event], LaminateError | None]:
+        """Like :meth:`close`, but return the events the last bytes completed together
+        with the error that followed them, if any, instead of raising it. The adapters
+        use it to hand out every event before raising."""
+        self._check_usable()
+        self._closed = True
+        return self._run(self._close, b"")
+
+    # -- the error boundary ---------------------------------------------------------
+
+    def _check_usable(self) -> None:
+        if self._deferred is not None:
+            error, self._deferred = self._deferred, None
+            raise error
+        if self._error is not None:
+            raise LaminateError(
+                f"the normalizer failed earlier ({type(self._error).__name__}: {self._error})",
+                partial=self._error.partial,
+            ) from self._error
+        if self._closed:
+            raise LaminateError("the normalizer is closed", partial=self._assembler.snapshot())
+
+    def _guarded(self, step: Any, data: bytes) -> list[Event]:
+        events, error = self._run(step, data)
+        if error is None:
+            return events
+        if events:
+            self._deferred = error
+            return events
+        raise error
+
+    def _run(self, step: Any, data: bytes) -> tuple[list[Event], LaminateError | None]:
+        asm = self._assembler
+        error: LaminateError | None = None
+        try:
+            step(data)
+        except LaminateError as exc:
+            error = self._fail(exc)
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+            error = self._fail(
+                MalformedStreamError(f"unreadable stream: {type(exc).__name__}: {exc}")
+            )
+            error.__cause__ = exc
+        events, asm.events = asm.events, []
+        return events, error
+
+    def _fail(self, exc: LaminateError) -> LaminateError:
+        if isinstance(exc, MalformedStreamError):
+            if exc.offset is None and self._frame is not None:
+                exc.offset = self._frame.offset
+                exc.snippet = _snippet(self._frame.data)
+            if exc.offset is not None:
+                exc.offset += self._offset_base
+        if exc.partial is None:
+            exc.partial = self._assembler.snapshot()
+        self._error = exc
+        return exc
+
+    # -- steps --------------------------------------------------------------------------
+
+    def _feed(self, data: bytes) -> None:
+        if self._assembler.done:
+            return  # after the provider's terminal event the bytes cannot change the answer
+        if self._document is not None:
+            self._grow_document(data)
+            return
+        if self._decoder is None:
+            data = self._choose_framing(data, final=False)
+            if self._decoder is None:
+                return
+        if self._head is not None:
+            self._record_head(data)
+        try:
+            for frame in self._decoder.feed(data):
+                self._on_frame(frame)
+        except _NotAStream:
+            self._switch_to_document()
+
+    def _close(self, _: bytes) -> None:
+        asm = self._assembler
+        if not asm.done and self._decoder is None and self._document is None:
+            self._choose_framing(b"", final=True)
+        if not asm.done and self._document is not None:
+            self._read_document()
+        decoder = self._decoder
+        if decoder is not None and not asm.done:
+            try:
+                for frame in decoder.close():
+                    self._on_frame(frame, at_end=True)
+            except _NotAStream:
+                self._switch_to_document()
+                self._read_document()
+        if asm.done:
+            return
+        if self._handler is None:
+            if len(self._held) == 1 and isinstance(self._held[0][1], dict):
+                # One undetected JSON line: a compact complete body.
+                self._read_body(self._held[0][1])
+                return
+            self._undetected()
+        if asm.finished:
+            asm.complete()
+            return
+        raise IncompleteStreamError(
+            "the stream ended before the provider signalled completion"
+            if decoder is not None and decoder.bytes_seen
+            else "the stream ended before any byte arrived"
+        )
+
+    def _choose_framing(self, data: bytes, *, final: bool) -> bytes:
+        """SSE, NDJSON or one JSON document: from the first byte, the provider and the
+        content type. Returns the bytes held back while the first byte was awaited."""
+        # Only the new bytes are looked at, so a flood of blank lines costs linear time.
+        head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+        sniffed = self._sniffed
+        if head and not sniffed:
+            return self._start_framing(data, head)  # the usual case: nothing held, no copy
+        sniffed += data
+        if not head and not final:
+            # Whole blank lines carry nothing in either framing: they are dropped (and
+            # counted, for offsets), so they cost no memory either.
+            cut = max(sniffed.rfind(b"\n"), sniffed.rfind(b"\r")) + 1
+            if cut and not sniffed[:cut].translate(None, b" \t\r\n"):
+                self._offset_base += cut
+                del sniffed[:cut]
+            if len(sniffed) > self._max_frame_size:
+                raise MalformedStreamError(
+                    f"no frame in the first {self._max_frame_size} bytes, only blank lines",
+                    offset=0,
+                    snippet="",
+                )
+            return b""
+        data, self._sniffed = bytes(sniffed), bytearray()
+        return self._start_framing(data, head)
+
+    def _start_framing(self, data: bytes, head: bytes) -> bytes:
+        kind = FRAMING.get(self._provider or "")
+        json_first = head[:1] in (b"{", b"[")
+        if json_first and kind == "sse":
+            # No event stream starts with a brace: a complete body (or an error body).
+            self._document = bytearray()
+            self._grow_document(data)
+            return b""
+        if kind is None and self._content_type:
+            if self._content_type == "text/event-stream":
+                kind = "sse"
+            elif self._content_type in NDJSON_TYPES:
+                kind = "ndjson"
+        if kind is None:
+            kind = "ndjson" if json_first else "sse"
+        if kind == "ndjson":
+            self._head = bytearray()  # kept until the first line parses, in case it is a body
+        self._decoder = (
+            SSEDecoder(max_frame_bytes=self._max_frame_size)
+            if kind == "sse"
+            else NDJSONDecoder(max_frame_bytes=self._max_frame_size)
+        )
+        return data
+
+    # -- one JSON document instead of a stream -------------------------------------------
+
+    def _record_head(self, data: bytes) -> None:
+        head = self._head
+        if head is None:
+            return
+        if len(head) + len(data) > self._max_frame_size:
+            self._head = None  # too big to be read again as one document
+        else:
+            head += data
+
+    def _switch_to_document(self) -> None:
+        if self._head is None:
+            raise MalformedStreamError("a line is not JSON, and the body is too big to be one")
+        self._document, self._head, self._decoder = self._head, None, None
+        self._frame = None
+
+    def _grow_document(self, data: bytes) -> None:
+        document = self._document
+        if document is None:
+            return
+        if len(document) + len(data) > self._max_frame_size:
+            raise MalformedStreamError(
+                f"the body is larger than max_frame_size ({self._max_frame_size} bytes)",
+                offset=0,
+                snippet=_snippet(bytes(document[:80]).decode("utf-8", "replace")),
+            )
+        document += data
+
+    def _read_document(self) -> None:
+        raw = bytes(self._document or b"")
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise MalformedStreamError(
+                f"the body is neither a stream nor one JSON document: {exc}",
+                offset=0,
+                snippet=_snippet(raw[:80].decode("utf-8", "replace")),
+            ) from exc
+        if not isinstance(data, dict):
+            raise MalformedStreamError(
+                "the body is JSON but not an object", offset=0, snippet=_snippet(str(data))
+            )
+        self._read_body(data)
+
+    def _read_body(self, data: dict[str, Any]) -> None:
+        provider = self._provider or body_provider(data)
+        if self._handler is None:
+            self._start_handler(provider)
+        if self._keep_raw:
+            self._raw_frames().append(data)
+        read_body(self._assembler, data, provider, self._handler_options)
+
+    def _on_frame(self, frame: Frame, *, at_end: bool = False) -> None:
+        asm = self._assembler
+        if asm.done:
+            return  # after the provider's terminal event nothing can change the answer
+        self._frame = frame
+        data = frame.data
+        if data == "[DONE]":
+            if self._handler is None:
+                self._undetected()
+            if self._handler is not None:
+                self._handler.on_done_marker()
+            return
+        try:
+            obj = _loads(data)
+        except ValueError as exc:
+            if data.strip().lower() in _KEEPALIVE:
+                return
+            if self._head is not None:
+                raise _NotAStream from exc
+            if at_end:
+                raise IncompleteStreamError("the stream ended inside a frame") from exc
+            raise MalformedStreamError(f"a frame is not JSON: {exc}") from exc
+        self._head = None  # a line parsed: a stream after all
+        if self._handler is None:
+            self._detect(frame, obj)
+            return
+        if self._keep_raw:
+            self._raw_frames().append(obj)
+        self._handler.on_frame(frame.event, obj)
+
+    # -- detection --------------------------------------------------------------------
+
+    def _detect(self, frame: Frame, obj: Any) -> None:
+        provider = provider_from_frame(frame.event, obj)
+        if provider is None:
+            if isinstance(obj, dict) and ("error" in obj or obj.get("type") == "error"):
+                raise error_from_payload(obj)
+            self._held.append((frame, obj))
+            if len(self._held) >= _DETECT_FRAMES:
+                self._undetected()
+            return
+        self._start_handler(provider)
+        held, self._held = self._held, []
+        for old_frame, old_obj in [*held, (frame, obj)]:
+            self._frame = old_frame
+            if self._keep_raw:
+                self._raw_frames().append(old_obj)
+            assert self._handler is not None  # set by _start_handler just above
+            self._handler.on_frame(old_frame.event, old_obj)
+
+    def _undetected(self) -> None:
+        seen = "; ".join(describe(f.event, f.data) for f, _ in self._held[:3]) or (
+            describe(self._frame.event, self._frame.data) if self._frame else "no frame"
+        )
+        raise UnknownProviderError(
+            f"could not detect the provider from the stream (saw {seen}); pass provider=...",
+            seen=seen,
+        )
+
+    def _start_handler(self, provider: str) -> None:
+        if provider not in HANDLERS:
+            raise UnknownProviderError(f"provider {provider!r} is not supported yet", seen=provider)
+        self._provider = provider
+        self._assembler.provider = provider
+        self._handler = HANDLERS[provider](self._assembler, self._handler_options)
+
+    def _raw_frames(self) -> list[Any]:
+        asm = self._assembler
+        if asm.raw_frames is None:
+            asm.raw_frames = []
+        return asm.raw_frames
+
+
+_raw_decode = json.JSONDecoder().raw_decode
+
+
+def _loads(text: str) -> Any:
+    """``json.loads``, without its wrapper's cost on the usual, unpadded payload."""
+    try:
+        value, end = _raw_decode(text)
+    except ValueError:
+        return json.loads(text)  # leading whitespace, or an error: json.loads says which
+    if end != len(text) and text[end:].strip(" \t\n\r"):
+        return json.loads(text)  # raises "Extra data" as json.loads would
+    return value
+
+
+class _NotAStream(Exception):
+    """The first NDJSON line is not JSON: the bytes may be one pretty-printed document."""
+
+
+def _url_path(url: str) -> str:
+    path = url.split("://", 1)[-1]
+    slash = path.find("/")
+    path = path[slash:] if slash >= 0 else "/"
+    return path.split("?", 1)[0]
+
+
+def _snippet(data: str) -> str:
+    return data if len(data) <= 80 else data[:77] + "..."

@@ -1,0 +1,229 @@
+"""The final, provider-independent shape of an answer: blocks, stop reason, usage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from .flex import FlexValue
+
+__all__ = [
+    "ContentBlock",
+    "InvalidToolUse",
+    "NormalizedResponse",
+    "Reasoning",
+    "StopReason",
+    "Text",
+    "ToolUse",
+    "Unknown",
+    "Usage",
+]
+
+
+class StopReason:
+    """Why the model stopped.
+
+    Named kinds (``StopReason.END_TURN``, ``TOOL_USE``, ...) compare equal whatever the
+    provider's own string, which is kept in :attr:`raw`. A value no provider documents
+    is kept as ``StopReason.unknown(raw)``: never rejected, never guessed.
+    """
+
+    __slots__ = ("_kind", "_raw")
+
+    END_TURN: ClassVar[StopReason]
+    TOOL_USE: ClassVar[StopReason]
+    MAX_TOKENS: ClassVar[StopReason]
+    STOP_SEQUENCE: ClassVar[StopReason]
+    CONTENT_FILTER: ClassVar[StopReason]
+    REFUSAL: ClassVar[StopReason]
+    PAUSE_TURN: ClassVar[StopReason]
+    CONTEXT_WINDOW_EXCEEDED: ClassVar[StopReason]
+
+    KINDS: ClassVar[tuple[str, ...]] = (
+        "end_turn",
+        "tool_use",
+        "max_tokens",
+        "stop_sequence",
+        "content_filter",
+        "refusal",
+        "pause_turn",
+        "context_window_exceeded",
+    )
+
+    def __init__(self, kind: str | None, raw: str) -> None:
+        if kind is not None and kind not in self.KINDS:
+            raise ValueError(f"unknown stop reason kind {kind!r}; use StopReason.unknown()")
+        self._kind = kind
+        self._raw = raw
+
+    @classmethod
+    def unknown(cls, raw: str) -> StopReason:
+        """A stop reason that no provider documents, kept as sent."""
+        return cls(None, raw)
+
+    def with_raw(self, raw: str) -> StopReason:
+        """The same kind, carrying the provider's own string."""
+        return StopReason(self._kind, raw)
+
+    @property
+    def kind(self) -> str | None:
+        """The named kind (``"end_turn"``, ...), or ``None`` for an unknown value."""
+        return self._kind
+
+    @property
+    def raw(self) -> str:
+        """The provider's own string (empty when the provider sent none)."""
+        return self._raw
+
+    @property
+    def is_unknown(self) -> bool:
+        return self._kind is None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StopReason):
+            return NotImplemented
+        if self._kind is None or other._kind is None:
+            return self._kind is None and other._kind is None and self._raw == other._raw
+        return self._kind == other._kind
+
+    def __hash__(self) -> int:
+        return hash((self._kind, None if self._kind else self._raw))
+
+    def __str__(self) -> str:
+        return self._kind if self._kind is not None else self._raw
+
+    def __repr__(self) -> str:
+        if self._kind is None:
+            return f"StopReason.unknown({self._raw!r})"
+        return f"StopReason.{self._kind.upper()}.with_raw({self._raw!r})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if hasattr(self, "_raw"):
+            raise AttributeError("StopReason is immutable")
+        object.__setattr__(self, name, value)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (StopReason, (self._kind, self._raw))
+
+
+for _kind in StopReason.KINDS:
+    setattr(StopReason, _kind.upper(), StopReason(_kind, _kind))
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts as the provider reported them: ``None`` where it reported nothing.
+
+    ``raw`` keeps the provider's usage objects merged as received; it takes no part in
+    equality, so a stream and the complete body of the same answer compare equal.
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+class _BlockMixin:
+    __slots__ = ()
+
+    def as_tool_use(self) -> tuple[str, str, FlexValue] | None:
+        """``(id, name, input)`` for a finished, valid tool call; ``None`` otherwise."""
+        return None
+
+    def as_text(self) -> str | None:
+        """The text of a ``Text`` block; ``None`` otherwise."""
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Text(_BlockMixin):
+    """Answer text."""
+
+    text: str
+
+    def as_text(self) -> str | None:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUse(_BlockMixin):
+    """A tool call that the provider finished and whose arguments are a JSON object."""
+
+    id: str
+    name: str
+    input: FlexValue
+
+    def as_tool_use(self) -> tuple[str, str, FlexValue] | None:
+        return (self.id, self.name, self.input)
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidToolUse(_BlockMixin):
+    """A tool call that was cut off or whose arguments are not a JSON object.
+
+    ``raw_input`` is the argument text exactly as received; ``reason`` says what is wrong.
+    It is never returned by :meth:`NormalizedResponse.tool_uses`.
+    """
+
+    id: str
+    name: str
+    raw_input: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning(_BlockMixin):
+    """The model's reasoning.
+
+    ``signature`` is the opaque token the provider wants back with the block (Anthropic's
+    signature or redacted data, the Responses API's ``encrypted_content``, encrypted
+    ``reasoning_details``), kept byte for byte. ``redacted`` marks reasoning the provider
+    only sent encrypted. ``id`` is the provider's item id where it has one.
+    """
+
+    text: str
+    signature: str | None = None
+    redacted: bool = False
+    id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown(_BlockMixin):
+    """A block of a type laminate does not model, kept as sent."""
+
+    block_type: str
+    data: FlexValue
+
+
+ContentBlock = Text | ToolUse | InvalidToolUse | Reasoning | Unknown
+
+
+@dataclass(frozen=True, slots=True)
+class NormalizedResponse:
+    """One answer, whatever the provider: content blocks, stop reason and usage."""
+
+    id: str
+    model: str
+    provider: str
+    content: list[ContentBlock]
+    stop_reason: StopReason
+    usage: Usage
+    raw: FlexValue = field(default_factory=lambda: FlexValue(None), compare=False, repr=False)
+
+    def text(self) -> str:
+        """All text blocks joined, in order."""
+        return "".join(b.text for b in self.content if isinstance(b, Text))
+
+    def tool_uses(self) -> list[ToolUse]:
+        """The finished, valid tool calls in order (never an ``InvalidToolUse``)."""
+        return [b for b in self.content if isinstance(b, ToolUse)]
+
+    def has_tool_use(self) -> bool:
+        return any(isinstance(b, ToolUse) for b in self.content)
+
+    def reasoning(self) -> list[Reasoning]:
+        """The reasoning blocks in order."""
+        return [b for b in self.content if isinstance(b, Reasoning)]

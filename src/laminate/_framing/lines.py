@@ -1,0 +1,476 @@
+"""Framing: bytes in, frames out, with no knowledge of what the frames carry.
+
+Two incremental decoders share one line splitter:
+
+- :class:`SSEDecoder` interprets ``text/event-stream`` exactly as the WHATWG HTML
+  standard's "event stream interpretation" says, with one deliberate difference at the
+  end of the stream (an event whose blank line never came is emitted, not discarded;
+  :attr:`~SSEDecoder.trailing` tells).
+- :class:`NDJSONDecoder` emits one frame per non-blank line.
+
+Lines end at CR, LF or CRLF (a CRLF split across two feeds is one line end). Bytes are
+split into lines *before* decoding, so a multi-byte character split across feeds is
+harmless and U+2028, U+2029 and U+0085 inside a JSON string are not line breaks (which is
+why neither ``str.splitlines`` nor httpx's ``aiter_lines`` can be used). Each line is
+decoded as strict UTF-8.
+
+A line, or an event's accumulated data, longer than ``max_frame_bytes`` is an error as
+soon as the limit is passed, so a line that never ends cannot grow memory without bound.
+SSE comment lines are exempt: their bytes are dropped as they arrive.
+
+Every error is a :class:`MalformedStreamError` carrying the byte offset (counted from the
+very first byte, a byte order mark included) of the offending line or event. When a feed
+yields frames before it meets bad bytes, those frames are returned and the error is
+raised by the next call, so no frame that precedes the damage is lost.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar, Final, NamedTuple
+
+from .._core.errors import MalformedStreamError
+
+__all__ = ["Frame", "NDJSONDecoder", "SSEDecoder"]
+
+_BOM = b"\xef\xbb\xbf"
+_LINE_END = re.compile(rb"(\r\n|\r|\n)")
+_COLON = 58  # ord(":")
+_LF = 10
+_CR = 13
+# Building the tuple directly skips NamedTuple's Python-level __new__: the hot path
+# creates one Frame per event.
+_new = tuple.__new__
+
+
+_SLICE: Final = 64 * 1024
+
+
+class Frame(NamedTuple):
+    """One SSE event or one NDJSON line."""
+
+    event: str | None
+    """The SSE ``event`` field; ``None`` when absent or empty, always ``None`` for NDJSON."""
+    data: str
+    """SSE: the ``data`` lines joined with ``"\\n"``; NDJSON: the line, stripped of blanks."""
+    offset: int
+    """Byte offset in the stream of the frame's first line (SSE: comments not counted)."""
+    id: str | None
+    """SSE: the last event id when the event was dispatched (``None`` if empty or never set)."""
+
+
+def _snippet(text: bytes | str) -> str:
+    """A short, printable excerpt for error messages."""
+    if isinstance(text, bytes):
+        text = text[:60].decode("utf-8", "replace")
+    return repr(text[:60])[1:-1][:80]
+
+
+class _LineDecoder:
+    """Splits fed bytes into complete lines and hands them to ``_take``, in order.
+
+    The partial line at the end of a feed is held until its end arrives; only the new
+    bytes of each feed are searched, never the held ones.
+    """
+
+    # SSE drops comment lines (those starting with ":") while they arrive.
+    _drops_comments: ClassVar[bool] = False
+
+    def __init__(self, *, max_frame_bytes: int = 16 * 1024 * 1024) -> None:
+        self._max = max_frame_bytes
+        # Within the cap even when every line of a slice is empty (a list entry each).
+        self._slice = max(4096, min(_SLICE, max_frame_bytes // 16))
+        self._seen = 0
+        # Bytes held at the stream start until a BOM is ruled in or out; None once decided.
+        self._head: bytes | None = b""
+        self._partial = bytearray()
+        # The last feed ended with CR: an LF opening the next feed completes that CRLF.
+        self._after_cr = False
+        # Inside a comment line whose end has not arrived: its bytes are dropped.
+        self._in_comment = False
+        self._trailing = False
+        self._closed = False
+        self._error: MalformedStreamError | None = None
+
+    @property
+    def bytes_seen(self) -> int:
+        """How many bytes were fed so far."""
+        return self._seen
+
+    @property
+    def trailing(self) -> bool:
+        """After :meth:`close`: whether the stream ended in an unterminated line or event."""
+        return self._trailing
+
+    @property
+    def buffered(self) -> int:
+        """How many bytes of an unfinished line are held (comment bytes are never held)."""
+        return len(self._partial) + len(self._head or b"")
+
+    def feed(self, data: bytes) -> list[Frame]:
+        """Take the next bytes of the stream and return the frames they complete.
+
+        Frames completed before bad bytes in ``data`` are returned, and the
+        :class:`MalformedStreamError` is raised by the next call.
+        """
+        if self._error is not None or self._closed:
+            self._check_usable()
+            raise RuntimeError("feed() called after close()")
+        out: list[Frame] = []
+        if data:
+            try:
+                # A large feed is split in slices: splitting it into lines at once would
+                # hold a list entry per line, many times the feed's size for blank lines.
+                step = self._slice
+                for start in range(0, len(data), step):
+                    self._feed(data[start : start + step] if len(data) > step else data, out)
+            except MalformedStreamError as exc:
+                # Every later call raises it again.
+                self._error = exc
+                if not out:
+                    raise
+                # The frames before the bad bytes are delivered first; the error follows.
+        return out
+
+    def close(self) -> list[Frame]:
+        """Signal the end of the stream and return the frames it completes."""
+        self._check_usable()
+        if self._closed:
+            return []
+        self._closed = True
+        tail = bytes(self._partial) or self._head or b""
+        self._head = None
+        self._partial = bytearray()
+        out: list[Frame] = []
+        try:
+            # The tail is one line, processed before any frame is built, so an error here
+            # never follows a frame of this call.
+            self._finish(tail, self._seen - len(tail), out)
+        except MalformedStreamError as exc:
+            self._error = exc
+            raise
+        return out
+
+    def _check_usable(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    # Subclass hooks.
+
+    def _take(self, lines: list[bytes], pos: int, sep: int, out: list[Frame]) -> None:
+        """Process complete lines; the first starts at ``pos``, each ends with ``sep`` bytes."""
+        raise NotImplementedError
+
+    def _finish(self, tail: bytes, pos: int, out: list[Frame]) -> None:
+        """Process the unterminated last line (may be empty) at the end of the stream."""
+        raise NotImplementedError
+
+    def _line_too_long(self, pos: int, head: bytes) -> MalformedStreamError:
+        # However the line was fed, cap + 1 of its bytes were seen: the snippet uses no more.
+        return MalformedStreamError(
+            f"line longer than max_frame_bytes ({self._max})",
+            offset=pos,
+            snippet=_snippet(head[: self._max + 1]),
+        )
+
+    # Splitting.
+
+    def _feed(self, data: bytes, out: list[Frame]) -> None:
+        pos = self._seen  # stream offset of data[0]
+        self._seen = pos + len(data)
+        if self._head is not None or self._after_cr or self._in_comment:
+            data, pos = self._prelude(data, pos)
+            if not data:
+                return
+        if b"\r" in data or len(data) + len(self._partial) > self._max:
+            self._feed_slow(data, pos, out)
+            return
+        # The common case: LF line ends, and no line can be over the cap.
+        lines = data.split(b"\n")
+        tail = lines.pop()
+        if lines:
+            if self._partial:
+                pos = self._join_held(lines, pos)
+            self._take(lines, pos, 1, out)
+        if tail:
+            self._hold(tail)
+
+    def _feed_slow(self, data: bytes, pos: int, out: list[Frame]) -> None:
+        """Process a feed holding a CR, or long enough to hold a line over the cap."""
+        take = self._take_capped if len(data) + len(self._partial) > self._max else self._take
+        sep: int | list[int]
+        if b"\r" in data:
+            lines, sep, tail = self._split_cr(data)
+        else:
+            lines = data.split(b"\n")
+            sep = 1
+            tail = lines.pop()
+        pos = self._join_held(lines, pos)
+        if isinstance(sep, list):
+            for line, width in zip(lines, sep, strict=True):
+                take([line], pos, width, out)
+                pos += len(line) + width
+        else:
+            take(lines, pos, sep, out)
+        if tail:
+            self._hold(tail)
+
+    def _join_held(self, lines: list[bytes], pos: int) -> int:
+        """Complete the held start of a line with the first new line; return its offset."""
+        held = self._partial
+        if held and lines:
+            # The held bytes are copied only now, once.
+            lines[0] = b"".join((held, lines[0]))
+            self._partial = bytearray()
+            return pos - len(held)
+        return pos
+
+    def _prelude(self, data: bytes, pos: int) -> tuple[bytes, int]:
+        """Settle what the previous feed left open: a BOM, a CRLF, a comment line."""
+        if self._head is not None:
+            data, pos = self._strip_bom(data, pos)
+        if self._after_cr and data:
+            self._after_cr = False
+            if data[0] == _LF:
+                data = data[1:]
+                pos += 1
+        if self._in_comment and data:
+            data, pos = self._skip_comment(data, pos)
+        return data, pos
+
+    def _strip_bom(self, data: bytes, pos: int) -> tuple[bytes, int]:
+        """Remove a UTF-8 BOM at the stream start, even when it arrives in pieces."""
+        held = self._head or b""
+        if held:
+            data = held + data
+            pos -= len(held)
+        if len(data) < len(_BOM) and _BOM.startswith(data):
+            self._head = data
+            return b"", pos
+        self._head = None
+        if data.startswith(_BOM):
+            return data[len(_BOM) :], pos + len(_BOM)
+        return data, pos
+
+    def _skip_comment(self, data: bytes, pos: int) -> tuple[bytes, int]:
+        """Drop the rest of a comment line; return what follows its line end."""
+        lf = data.find(b"\n")
+        cr = data.find(b"\r")
+        if lf < 0 and cr < 0:
+            return b"", pos
+        self._in_comment = False
+        if cr < 0 or 0 <= lf < cr:
+            end = lf + 1
+        elif cr + 1 == len(data):
+            self._after_cr = True
+            end = cr + 1
+        else:
+            end = cr + 2 if data[cr + 1] == _LF else cr + 1
+        return data[end:], pos + end
+
+    def _split_cr(self, data: bytes) -> tuple[list[bytes], int | list[int], bytes]:
+        """Split a feed holding a CR: complete lines, their line end widths, the tail.
+
+        CRLF everywhere (Gemini, sse-starlette) keeps a constant width; mixed line ends
+        get one width per line.
+        """
+        ends_cr = data[-1] == _CR
+        self._after_cr = ends_cr
+        body = data[:-1] if ends_cr else data
+        lines = body.split(b"\r\n")
+        joined = b"".join(lines)
+        sep: int | list[int]
+        if b"\r" not in joined and b"\n" not in joined:
+            sep = 2
+        else:
+            pieces = _LINE_END.split(body)
+            lines = pieces[::2]
+            sep = [len(end) for end in pieces[1::2]]
+            if ends_cr:
+                sep.append(1)
+        # A final CR ends the last line (the next feed may bring its LF).
+        tail = b"" if ends_cr else lines.pop()
+        return lines, sep, tail
+
+    def _take_capped(self, lines: list[bytes], pos: int, sep: int, out: list[Frame]) -> None:
+        """``_take`` the lines, but raise at the first one over the cap, in stream order."""
+        cap = self._max
+        for k, line in enumerate(lines):
+            if len(line) > cap and not self._is_comment(line):
+                self._take(lines[:k], pos, sep, out)
+                raise self._line_too_long(pos + sum(map(len, lines[:k])) + k * sep, line)
+        self._take(lines, pos, sep, out)
+
+    def _is_comment(self, line: bytes | bytearray) -> bool:
+        return self._drops_comments and line[:1] == b":"
+
+    def _hold(self, tail: bytes) -> None:
+        """Keep the unterminated end of a feed until its line end arrives."""
+        if not self._partial and self._is_comment(tail):
+            self._in_comment = True
+            return
+        self._partial += tail
+        if len(self._partial) > self._max:
+            raise self._line_too_long(self._seen - len(self._partial), bytes(self._partial[:60]))
+
+
+class SSEDecoder(_LineDecoder):
+    """Incremental ``text/event-stream`` decoder (WHATWG HTML, "event stream interpretation").
+
+    Differs from the standard only at the end of the stream: an event whose closing blank
+    line never came, or whose last line has no line end, is still emitted by
+    :meth:`close`, which then sets :attr:`trailing`. ``trailing`` is also set when the
+    stream ends inside a comment line or after field lines that make no event.
+    """
+
+    _drops_comments = True
+
+    def __init__(self, *, max_frame_bytes: int = 16 * 1024 * 1024) -> None:
+        super().__init__(max_frame_bytes=max_frame_bytes)
+        self.retry: int | None = None
+        """The last valid ``retry`` field, in milliseconds."""
+        # The data buffer: the first data line, then any further ones.
+        self._data: str | None = None
+        self._more: list[str] = []
+        self._size = 0  # bytes in the data buffer, line ends included
+        self._event: str | None = None
+        self._id: str | None = None
+        self._start = -1  # offset of the current event's first field line, -1 before it
+
+    def _take(self, lines: list[bytes], pos: int, sep: int, out: list[Frame]) -> None:
+        # One tight loop over local copies of the state: "data:" and blank lines are nearly
+        # every line of an LLM stream.
+        event = self._event
+        last_id = self._id
+        start = self._start
+        data = self._data
+        more = self._more
+        size = self._size
+        cap = self._max
+        here = pos
+        line = b""
+        try:
+            for line in lines:
+                here = pos
+                pos += len(line) + sep
+                if not line:
+                    if data is not None:
+                        if more:
+                            data = "\n".join([data, *more])
+                            more.clear()
+                        out.append(_new(Frame, (event, data, start, last_id)))
+                        data = None
+                    event = None
+                    start = -1
+                    continue
+                if line[:6] == b"data: ":
+                    raw = line[6:]
+                elif line[:7] == b"event: ":  # every Anthropic and Responses event has one
+                    if start < 0:
+                        start = here
+                    event = line[7:].decode() or None
+                    continue
+                elif line[:5] == b"data:":
+                    raw = line[5:]
+                elif line[0] == _COLON:
+                    continue
+                else:
+                    if start < 0:
+                        start = here
+                    self._event = event
+                    self._id = last_id
+                    field_data = self._field(line)
+                    event = self._event
+                    last_id = self._id
+                    if field_data is None:
+                        continue
+                    raw = field_data
+                # The cap counts the event's raw lines, and a further line at least the
+                # pointer that holds it, so that many tiny data lines stay within it too.
+                if data is None:
+                    size = len(line)
+                    if start < 0:
+                        start = here
+                    data = raw.decode()
+                else:
+                    size += len(line) + 8
+                    if size > cap:
+                        raise self._data_too_big(start, data)
+                    more.append(raw.decode())
+        except UnicodeDecodeError:
+            raise MalformedStreamError(
+                "invalid UTF-8", offset=here, snippet=_snippet(line)
+            ) from None
+        self._event = event
+        self._id = last_id
+        self._start = start
+        self._data = data
+        self._size = size
+
+    def _field(self, line: bytes) -> bytes | None:
+        """Apply a field other than ``data:``; return the data value of a bare ``data`` line."""
+        name, _, value = line.decode().partition(":")
+        if value[:1] == " ":
+            value = value[1:]
+        match name:
+            case "data":  # "data" without a colon: a data line with an empty value
+                return b""
+            case "event":
+                self._event = value or None
+            case "id":
+                if "\0" not in value:
+                    self._id = value or None
+            case "retry":
+                digits = value.lstrip("0")
+                # A delay of 10**18 ms is already absurd; longer digit strings are ignored
+                # rather than converted (int() on huge strings is slow or refused).
+                if value.isascii() and value.isdigit() and len(digits) <= 18:
+                    self.retry = int(digits or "0")
+            case _:
+                pass  # unknown fields are ignored
+        return None
+
+    def _data_too_big(self, start: int, first: str) -> MalformedStreamError:
+        return MalformedStreamError(
+            f"event data longer than max_frame_bytes ({self._max})",
+            offset=start,
+            snippet=_snippet(first),
+        )
+
+    def _line_too_long(self, pos: int, head: bytes) -> MalformedStreamError:
+        # Report the event the line belongs to when one has started.
+        return super()._line_too_long(pos if self._start < 0 else self._start, head)
+
+    def _finish(self, tail: bytes, pos: int, out: list[Frame]) -> None:
+        self._trailing = bool(tail) or self._in_comment or self._start >= 0
+        # The unterminated line counts as a line, then the event is dispatched as if the
+        # closing blank line had come.
+        lines = [tail, b""] if tail else [b""]
+        self._take(lines, pos, 1, out)
+
+
+class NDJSONDecoder(_LineDecoder):
+    """Incremental newline-delimited JSON splitter: one frame per non-blank line.
+
+    The JSON is not parsed here. A final line without a line end is an ordinary last line
+    (so :attr:`trailing` is always false). A leading UTF-8 BOM is dropped, as in SSE.
+    """
+
+    def _take(self, lines: list[bytes], pos: int, sep: int, out: list[Frame]) -> None:
+        here = pos
+        line = b""
+        try:
+            for line in lines:
+                here = pos
+                pos += len(line) + sep
+                text = line.strip(b" \t")
+                if text:
+                    out.append(_new(Frame, (None, text.decode(), here, None)))
+        except UnicodeDecodeError:
+            raise MalformedStreamError(
+                "invalid UTF-8", offset=here, snippet=_snippet(line)
+            ) from None
+
+    def _finish(self, tail: bytes, pos: int, out: list[Frame]) -> None:
+        if tail:
+            self._take([tail], pos, 0, out)

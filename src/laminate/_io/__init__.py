@@ -1,0 +1,2 @@
+"""The async and sync shells around the sans-IO core: responses, iterables, SDK objects,
+and complete bodies."""

@@ -1,0 +1,95 @@
+"""Complete (non-streaming) bodies, read with the same rules as streams."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .._apis.detect import body_provider
+from .._apis.registry import BODY_READERS, HandlerOptions, read_body
+from .._core.assembler import Assembler
+from .._core.errors import LaminateError, MalformedStreamError, UnknownProviderError
+from .._core.flex import FlexValue
+from .._core.normalizer import DEFAULT_MAX_TOOL_INPUT_SIZE
+from .._core.response import NormalizedResponse
+
+__all__ = [
+    "normalize",
+    "parse_anthropic_response",
+    "parse_ollama_response",
+    "parse_openai_response",
+    "parse_responses_response",
+]
+
+Body = bytes | str | Mapping[str, Any]
+
+
+def _load(body: Body) -> Mapping[str, Any]:
+    if isinstance(body, Mapping):
+        return body
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        text = body if isinstance(body, str) else body[:80].decode("utf-8", "replace")
+        raise MalformedStreamError(
+            f"the body is not JSON: {exc}", offset=0, snippet=text[:80]
+        ) from exc
+    if not isinstance(value, Mapping):
+        raise MalformedStreamError(
+            "the body is not a JSON object", offset=0, snippet=str(value)[:80]
+        )
+    return value
+
+
+def _parse(provider: str, body: Body, options: HandlerOptions) -> NormalizedResponse:
+    data = _load(body)
+    assembler = Assembler(provider, max_tool_input_size=DEFAULT_MAX_TOOL_INPUT_SIZE)
+    try:
+        read_body(assembler, data, provider, options)
+    except LaminateError as exc:
+        if exc.partial is None:
+            exc.partial = assembler.snapshot()
+        raise
+    response = assembler.response
+    if response is None:  # complete() always builds one
+        raise MalformedStreamError("the body did not give a response")
+    return NormalizedResponse(
+        response.id,
+        response.model,
+        response.provider,
+        response.content,
+        response.stop_reason,
+        response.usage,
+        FlexValue(data),
+    )
+
+
+def parse_openai_response(body: Body, *, choice: int = 0) -> NormalizedResponse:
+    """A complete Chat Completions body (``chat.completion``)."""
+    return _parse("openai", body, HandlerOptions(choice=choice))
+
+
+def parse_responses_response(body: Body) -> NormalizedResponse:
+    """A complete Responses API body (``"object": "response"``)."""
+    return _parse("openai-responses", body, HandlerOptions())
+
+
+def parse_anthropic_response(body: Body) -> NormalizedResponse:
+    """A complete Anthropic Messages body."""
+    return _parse("anthropic", body, HandlerOptions())
+
+
+def parse_ollama_response(body: Body) -> NormalizedResponse:
+    """A complete Ollama ``/api/chat`` body."""
+    return _parse("ollama", body, HandlerOptions())
+
+
+def normalize(body: Body, provider: str | None = None, *, choice: int = 0) -> NormalizedResponse:
+    """A complete body (``bytes``, ``str`` or a parsed ``dict``) of any supported provider."""
+    data = _load(body)
+    if provider is None:
+        provider = body_provider(data)
+    if provider not in BODY_READERS:
+        raise UnknownProviderError(f"provider {provider!r} is not supported", seen=provider)
+    return _parse(provider, data, HandlerOptions(choice=choice))
