@@ -1,0 +1,350 @@
+"""AWS ``application/vnd.amazon.eventstream``: an incremental decoder and a writer.
+
+Bedrock's ConverseStream and InvokeModelWithResponseStream answer in this binary framing
+(AWS docs, "Event stream encoding"). Each message is::
+
+    total length (u32 BE) | headers length (u32 BE) | prelude CRC32 (u32 BE)
+    headers | payload | message CRC32 (u32 BE, of every byte before it)
+
+and each header is ``name length (u8) | name (UTF-8) | value type (u8) | value``.
+
+Design, and why:
+
+- The same shape as the line decoders (:mod:`.lines`): ``feed(bytes) -> list[Frame]``,
+  ``close()``, byte offsets counted from the first byte, and frames completed before bad
+  bytes returned first with the error raised by the next call. It is written here rather
+  than taken from botocore, which laminate does not depend on at runtime.
+- Linear time: fed bytes are appended to one buffer read from a position, and consumed
+  bytes are dropped from its front once per feed (cheap for a ``bytearray``). A message's
+  prelude is checked once, when its 12 bytes are there, and its length remembered; the
+  rest of the message is only counted until it is complete, then CRC-checked once.
+- Memory is bounded before it is spent: a prelude whose CRC fails, or whose lengths are
+  impossible or over ``max_frame_bytes``, is an error as soon as its 12 bytes arrive, so
+  a corrupt or hostile length (a NUL flood, a 4 GiB claim) never makes the decoder wait
+  for, or hold, the body it announces.
+- A frame is the existing :class:`~.lines.Frame`: ``event`` is what names the message
+  (``:event-type``, ``:exception-type`` or ``:error-code``, by ``:message-type``),
+  ``data`` the payload as strict UTF-8 (Bedrock sends JSON), ``headers`` every header.
+  Header values are ``bool``, ``int`` (types 2 to 5), ``bytes``, ``str``, an aware UTC
+  ``datetime`` (timestamps) and ``uuid.UUID``, so that :func:`encode_message` and the
+  decoder round-trip.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import uuid
+import zlib
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+from .._core.errors import IncompleteStreamError, LaminateError, MalformedStreamError, ProviderError
+from .lines import Frame
+
+__all__ = ["EventStreamDecoder", "encode_message", "error_from_frame"]
+
+_PRELUDE: Final = struct.Struct(">III")  # total length, headers length, prelude CRC
+_U32: Final = struct.Struct(">I")
+_U16: Final = struct.Struct(">H")
+_OVERHEAD: Final = 16  # prelude (12) + message CRC (4): the smallest possible message
+# Fixed-size header values: type -> layout. 8 is a timestamp in ms since the epoch.
+_FIXED: Final = {
+    2: struct.Struct(">b"),
+    3: struct.Struct(">h"),
+    4: struct.Struct(">i"),
+    5: struct.Struct(">q"),
+    8: struct.Struct(">q"),
+}
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_MS: Final = timedelta(milliseconds=1)
+# The header that names a message, by its ``:message-type``.
+_NAME_HEADER: Final = {
+    "event": ":event-type",
+    "exception": ":exception-type",
+    "error": ":error-code",
+}
+# Bedrock's exceptions that a retry of the same request may get past (overload, throttling,
+# a transient server or model fault); validation and access errors are not among them.
+_RETRYABLE: Final = frozenset(
+    {
+        "throttlingException",
+        "serviceUnavailableException",
+        "modelStreamErrorException",
+        "internalServerException",
+        "modelNotReadyException",
+    }
+)
+
+
+def _hex(data: bytes | bytearray) -> str:
+    """A short excerpt of binary bytes for error messages: hex reads better than mojibake."""
+    return data[:24].hex(" ")
+
+
+class EventStreamDecoder:
+    """Incremental decoder of AWS event stream messages: one :class:`Frame` per message."""
+
+    __slots__ = (
+        "_base",
+        "_buf",
+        "_closed",
+        "_error",
+        "_max",
+        "_need",
+        "_pos",
+        "_seen",
+        "_trailing",
+    )
+
+    def __init__(self, *, max_frame_bytes: int = 16 * 1024 * 1024) -> None:
+        if max_frame_bytes < _OVERHEAD:
+            raise ValueError(f"max_frame_bytes must be at least {_OVERHEAD}")
+        self._max = max_frame_bytes
+        self._buf = bytearray()
+        self._pos = 0  # where the next message starts in _buf
+        self._base = 0  # stream offset of _buf[0]
+        self._need = 0  # total length of the message at _pos once its prelude is checked
+        self._seen = 0
+        self._trailing = False
+        self._closed = False
+        self._error: LaminateError | None = None
+
+    @property
+    def bytes_seen(self) -> int:
+        """How many bytes were fed so far."""
+        return self._seen
+
+    @property
+    def buffered(self) -> int:
+        """How many bytes of an unfinished message are held."""
+        return len(self._buf) - self._pos
+
+    @property
+    def trailing(self) -> bool:
+        """After :meth:`close`: whether the stream ended inside a message."""
+        return self._trailing
+
+    def feed(self, data: bytes) -> list[Frame]:
+        """Take the next bytes of the stream and return the frames of the messages they end.
+
+        Frames completed before bad bytes in ``data`` are returned, and the
+        :class:`MalformedStreamError` is raised by the next call.
+        """
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise RuntimeError("feed() called after close()")
+        out: list[Frame] = []
+        if not data:
+            return out
+        self._seen += len(data)
+        self._buf += data
+        try:
+            self._parse(out)
+        except MalformedStreamError as exc:
+            self._error = exc  # every later call raises it again
+            self._buf = bytearray()
+            self._pos = 0
+            if not out:
+                raise
+            return out
+        # Drop what was consumed, so the buffer never holds more than one unfinished message.
+        del self._buf[: self._pos]
+        self._base += self._pos
+        self._pos = 0
+        return out
+
+    def close(self) -> list[Frame]:
+        """Signal the end of the stream; raise :class:`IncompleteStreamError` inside a message.
+
+        Every complete message was already returned by :meth:`feed`, so this returns ``[]``.
+        """
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            return []
+        self._closed = True
+        held = self.buffered
+        if held:
+            self._trailing = True
+            start = self._base + self._pos
+            size = f"{held} of its {self._need} bytes" if self._need else f"{held} bytes"
+            self._error = IncompleteStreamError(
+                f"the stream ended inside a binary frame ({size}, at byte {start})"
+            )
+            self._buf = bytearray()
+            self._pos = 0
+            raise self._error
+        return []
+
+    def _parse(self, out: list[Frame]) -> None:
+        buf = self._buf
+        end = len(buf)
+        while True:
+            pos = self._pos
+            if not self._need:
+                if end - pos < _PRELUDE.size:
+                    return
+                self._need = self._check_prelude(buf, pos)
+            if end - pos < self._need:
+                return
+            out.append(self._message(buf[pos : pos + self._need], self._base + pos))
+            self._pos = pos + self._need
+            self._need = 0
+
+    def _check_prelude(self, buf: bytearray, pos: int) -> int:
+        """Validate the prelude at ``pos`` and return the message's total length."""
+        total, headers, crc = _PRELUDE.unpack_from(buf, pos)
+        if zlib.crc32(buf[pos : pos + 8]) != crc:
+            problem = "prelude CRC mismatch (not an AWS event stream, or corrupted)"
+        elif total < _OVERHEAD:
+            problem = f"message length {total} is shorter than the {_OVERHEAD}-byte minimum"
+        elif total > self._max:
+            problem = f"message length {total} is over max_frame_bytes ({self._max})"
+        elif headers > total - _OVERHEAD:
+            problem = f"headers length {headers} does not fit in a {total}-byte message"
+        else:
+            return int(total)
+        raise MalformedStreamError(
+            problem, offset=self._base + pos, snippet=_hex(buf[pos : pos + 24])
+        )
+
+    def _message(self, msg: bytearray, offset: int) -> Frame:
+        """Check one complete message's CRC and turn it into a frame."""
+        end = len(msg) - 4
+        if zlib.crc32(memoryview(msg)[:end]) != _U32.unpack_from(msg, end)[0]:
+            raise MalformedStreamError("message CRC mismatch", offset=offset, snippet=_hex(msg))
+        payload_start = _PRELUDE.size + _U32.unpack_from(msg, 4)[0]
+        try:
+            headers = _read_headers(msg, _PRELUDE.size, payload_start)
+            data = msg[payload_start:end].decode()
+        except (ValueError, OverflowError) as exc:  # UnicodeDecodeError is a ValueError
+            raise MalformedStreamError(
+                f"bad event stream message: {exc}", offset=offset, snippet=_hex(msg)
+            ) from None
+        # AWS always sends ``:message-type``; a message without one is read as an event.
+        kind = headers.get(":message-type", "event")
+        name = headers.get(_NAME_HEADER[kind]) if kind in _NAME_HEADER else None
+        return Frame(
+            event=name if isinstance(name, str) else None,
+            data=data,
+            offset=offset,
+            id=None,
+            headers=headers,
+        )
+
+
+def _read_headers(msg: bytearray, pos: int, end: int) -> dict[str, object]:
+    """Read the headers in ``msg[pos:end]``; raise ``ValueError`` on anything malformed."""
+    headers: dict[str, object] = {}
+    while pos < end:
+        # Every read is checked against ``end``: slicing past it would silently take
+        # payload bytes instead.
+        name_end = pos + 1 + msg[pos]
+        if name_end >= end:
+            raise ValueError("a header runs past the headers section")
+        name = msg[pos + 1 : name_end].decode()
+        kind = msg[name_end]
+        pos = name_end + 1
+        value: object
+        if kind <= 1:
+            value = kind == 0
+        elif layout := _FIXED.get(kind):
+            if pos + layout.size > end:
+                raise ValueError(f"header {name!r} runs past the headers section")
+            (number,) = layout.unpack_from(msg, pos)
+            pos += layout.size
+            value = _EPOCH + number * _MS if kind == 8 else number
+        elif kind in (6, 7):
+            size = _U16.unpack_from(msg, pos)[0] if pos + 2 <= end else end
+            if pos + 2 + size > end:
+                raise ValueError(f"header {name!r} runs past the headers section")
+            raw = bytes(msg[pos + 2 : pos + 2 + size])
+            pos += 2 + size
+            value = raw.decode() if kind == 7 else raw
+        elif kind == 9:
+            if pos + 16 > end:
+                raise ValueError(f"header {name!r} runs past the headers section")
+            value = uuid.UUID(bytes=bytes(msg[pos : pos + 16]))
+            pos += 16
+        else:
+            raise ValueError(f"header {name!r} has unknown value type {kind}")
+        # The format allows each header once; a second one would make the frame ambiguous.
+        if name in headers:
+            raise ValueError(f"header {name!r} appears twice")
+        headers[name] = value
+    return headers
+
+
+def error_from_frame(frame: Frame) -> ProviderError | None:
+    """The :class:`ProviderError` an ``exception`` or ``error`` message carries, else ``None``.
+
+    ``raw`` is the parsed JSON payload (its text when it is not JSON; the headers when it
+    is empty, as for ``error`` messages, which say everything in headers).
+    """
+    headers = frame.headers
+    kind = headers.get(":message-type") if headers is not None else None
+    if headers is None or kind not in ("exception", "error"):
+        return None
+    error_type = headers.get(_NAME_HEADER[str(kind)])
+    if not isinstance(error_type, str) or not error_type:
+        error_type = str(kind)
+    raw: object = dict(headers)
+    if frame.data:
+        try:
+            raw = json.loads(frame.data)
+        except ValueError:
+            raw = frame.data
+    message: object = None
+    if isinstance(raw, dict):
+        message = raw.get("message", raw.get("Message"))
+    if not isinstance(message, str):
+        message = headers.get(":error-message")
+    if not isinstance(message, str):
+        message = raw if isinstance(raw, str) and raw else error_type
+    # AWS spells these in lower camel case; accept a capitalized first letter too.
+    retryable = error_type[:1].lower() + error_type[1:] in _RETRYABLE
+    return ProviderError(message, error_type=error_type, retryable=retryable, raw=raw)
+
+
+def encode_message(headers: Mapping[str, object], payload: bytes) -> bytes:
+    """One event stream message: ``str`` headers as type 7, ``bool`` 0/1, ``int`` 4 (5 when
+    it needs 64 bits), ``bytes`` 6, ``uuid.UUID`` 9, an aware ``datetime`` 8."""
+    head = b"".join(_encode_header(name, value) for name, value in headers.items())
+    total = _OVERHEAD + len(head) + len(payload)
+    if total > 0xFFFFFFFF:
+        raise ValueError("an event stream message is limited to 4 GiB")
+    prelude = struct.pack(">II", total, len(head))
+    body = b"".join((prelude, _U32.pack(zlib.crc32(prelude)), head, payload))
+    return body + _U32.pack(zlib.crc32(body))
+
+
+def _encode_header(name: str, value: object) -> bytes:
+    raw_name = name.encode()
+    if len(raw_name) > 0xFF:
+        raise ValueError(f"header name {name!r} is longer than 255 bytes")
+    start = bytes((len(raw_name),)) + raw_name
+    match value:
+        case bool():  # before int: a bool is an int
+            return start + (b"\x00" if value else b"\x01")
+        case int() if -(2**31) <= value < 2**31:
+            return start + b"\x04" + _FIXED[4].pack(value)
+        case int():
+            return start + b"\x05" + _FIXED[5].pack(value)  # struct refuses over 64 bits
+        case str() | bytes() | bytearray():
+            data = value.encode() if isinstance(value, str) else bytes(value)
+            if len(data) > 0xFFFF:
+                raise ValueError(f"header {name!r} is longer than 65535 bytes")
+            kind = b"\x07" if isinstance(value, str) else b"\x06"
+            return start + kind + _U16.pack(len(data)) + data
+        case uuid.UUID():
+            return start + b"\x09" + value.bytes
+        case datetime():
+            # A naive datetime would be read in the local time zone: refuse the guess.
+            if value.utcoffset() is None:
+                raise ValueError(f"header {name!r}: a timestamp needs an aware datetime")
+            return start + b"\x08" + _FIXED[8].pack((value - _EPOCH) // _MS)
+        case _:
+            raise TypeError(f"header {name!r}: cannot encode a {type(value).__name__}")
