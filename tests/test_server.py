@@ -21,6 +21,7 @@ from laminate import (
     collect,
     normalize,
 )
+from laminate._apis.registry import APIS
 from laminate._cli.server import (
     DEMO_STREAMS,
     ROUTES,
@@ -30,7 +31,6 @@ from laminate._cli.server import (
     find_recordings,
     mock_server,
     model_turns,
-    render_body,
     split_frames,
 )
 
@@ -401,7 +401,7 @@ def _renderable() -> list[Any]:
 def test_render_body_normalizes_like_the_stream(
     recording: Recording, from_stream: NormalizedResponse
 ) -> None:
-    body = render_body(from_stream)
+    body = APIS[from_stream.provider].write_body(from_stream)
     json.dumps(body)  # plain JSON
     from_body = normalize(body)
     assert from_body.provider == recording.provider

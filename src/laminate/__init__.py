@@ -53,7 +53,7 @@ from ._io.complete import (
 )
 from ._tools.envelope import CallLedger, FinalAnswer, ToolCallRequest, parse_envelope, to_envelopes
 from ._tools.registry import Tool, ToolRegistry, ToolResult
-from ._tools.wire import assistant_message, tool_results
+from ._tools.wire import append_turn, assistant_message, tool_results
 
 __version__ = "0.1.0"
 
@@ -96,6 +96,7 @@ __all__ = [
     "Unknown",
     "UnknownProviderError",
     "Usage",
+    "append_turn",
     "assistant_message",
     "collect",
     "collect_sync",

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, NoReturn
 
-from .._apis.registry import FRAMING
+from .._apis.registry import APIS
 from .._core.errors import LaminateError, ProviderError, UnknownProviderError
 from .._core.events import Event, ToolInputDelta
 from .._core.normalizer import StreamNormalizer
@@ -393,7 +393,7 @@ def _serve(args: argparse.Namespace) -> int:
     app = MockProvider(directory, pace=args.pace, log=_log)
     listing = app.listing()
     if not any(listing.values()):
-        folders = ", ".join(f"{p}/*.{FRAMING[p]}" for p in listing)
+        folders = ", ".join(f"{p}/*.{APIS[p].framing}" for p in listing)
         raise CommandError(f"no recordings in {directory} (expected {folders})")
     server = make_server(app)
     try:
@@ -462,7 +462,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="laminate", description="One event stream for every LLM provider's streamed answer."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    providers = sorted(FRAMING)
+    providers = sorted(APIS)
 
     replay = _command(
         commands,

@@ -42,8 +42,7 @@ from typing import Any, Final
 
 import anyio
 
-from .._apis.bodies import render_body
-from .._apis.registry import FRAMING
+from .._apis.registry import APIS
 from .._core.errors import LaminateError, ProviderError
 from .._core.normalizer import StreamNormalizer
 
@@ -56,7 +55,6 @@ __all__ = [
     "choose_recording",
     "find_recordings",
     "mock_server",
-    "render_body",
     "split_frames",
 ]
 
@@ -109,7 +107,7 @@ class Recording:
 
 def find_recordings(directory: Path, provider: str) -> list[Recording]:
     """The recordings for ``provider`` under ``directory``, in name order."""
-    suffix = _SUFFIX[FRAMING[provider]]
+    suffix = _SUFFIX[APIS[provider].framing]
     folder = directory / provider
     if not folder.is_dir():
         return []
@@ -263,7 +261,7 @@ class MockProvider:
 
 
 def _stream_reply(recording: Recording) -> _Reply:
-    framing = FRAMING[recording.provider]
+    framing = APIS[recording.provider].framing
     frames = split_frames(recording.stream.read_bytes(), framing)
     return _Reply(200, _CONTENT_TYPE[framing], frames, [(b"cache-control", b"no-cache")], True)
 
@@ -286,7 +284,7 @@ def _body_reply(recording: Recording) -> _Reply:
         return _error(provider, 500, "api_error", message)
     if normalizer.response is None:  # close() either completes the response or raises
         return _error(provider, 500, "api_error", f"recording {recording.name!r} gave nothing")
-    return _json_reply(200, render_body(normalizer.response))
+    return _json_reply(200, APIS[normalizer.response.provider].write_body(normalizer.response))
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

@@ -18,7 +18,8 @@ from .._apis.detect import (
     provider_from_frame,
     provider_from_url,
 )
-from .._apis.registry import FRAMING, HANDLERS, HandlerOptions, read_body
+from .._apis.registry import APIS, read_body
+from .._apis.spec import HandlerOptions
 from .._framing import Frame, NDJSONDecoder, SSEDecoder
 from .assembler import Assembler
 from .errors import (
@@ -74,8 +75,8 @@ class StreamNormalizer:
         url: str | None = None,
         content_type: str | None = None,
     ) -> None:
-        if provider is not None and provider not in FRAMING:
-            raise ValueError(f"unknown provider {provider!r}; expected one of {', '.join(FRAMING)}")
+        if provider is not None and provider not in APIS:
+            raise ValueError(f"unknown provider {provider!r}; expected one of {', '.join(APIS)}")
         if provider is None and url:
             provider = provider_from_url(_url_path(url))
         self._provider = provider
@@ -265,7 +266,8 @@ class StreamNormalizer:
         return self._start_framing(data, head)
 
     def _start_framing(self, data: bytes, head: bytes) -> bytes:
-        kind = FRAMING.get(self._provider or "")
+        record = APIS.get(self._provider or "")
+        kind = record.framing if record is not None else None
         json_first = head[:1] in (b"{", b"[")
         if json_first and kind == "sse":
             # No event stream starts with a brace: a complete body (or an error body).
@@ -401,11 +403,11 @@ class StreamNormalizer:
         )
 
     def _start_handler(self, provider: str) -> None:
-        if provider not in HANDLERS:
+        if provider not in APIS:
             raise UnknownProviderError(f"provider {provider!r} is not supported yet", seen=provider)
         self._provider = provider
         self._assembler.provider = provider
-        self._handler = HANDLERS[provider](self._assembler, self._handler_options)
+        self._handler = APIS[provider].handler(self._assembler, self._handler_options)
 
     def _raw_frames(self) -> list[Any]:
         asm = self._assembler

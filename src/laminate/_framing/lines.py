@@ -27,6 +27,7 @@ raised by the next call, so no frame that precedes the damage is lost.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import ClassVar, Final, NamedTuple
 
 from .._core.errors import MalformedStreamError
@@ -57,6 +58,8 @@ class Frame(NamedTuple):
     """Byte offset in the stream of the frame's first line (SSE: comments not counted)."""
     id: str | None
     """SSE: the last event id when the event was dispatched (``None`` if empty or never set)."""
+    headers: Mapping[str, object] | None = None
+    """A binary frame's headers (AWS eventstream); ``None`` for text framings."""
 
 
 def _snippet(text: bytes | str) -> str:
@@ -358,7 +361,7 @@ class SSEDecoder(_LineDecoder):
                         if more:
                             data = "\n".join([data, *more])
                             more.clear()
-                        out.append(_new(Frame, (event, data, start, last_id)))
+                        out.append(_new(Frame, (event, data, start, last_id, None)))
                         data = None
                     event = None
                     start = -1
@@ -465,7 +468,7 @@ class NDJSONDecoder(_LineDecoder):
                 pos += len(line) + sep
                 text = line.strip(b" \t")
                 if text:
-                    out.append(_new(Frame, (None, text.decode(), here, None)))
+                    out.append(_new(Frame, (None, text.decode(), here, None, None)))
         except UnicodeDecodeError:
             raise MalformedStreamError(
                 "invalid UTF-8", offset=here, snippet=_snippet(line)

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._apis.detect import body_provider
-from .._apis.registry import BODY_READERS, HandlerOptions, read_body
+from .._apis.registry import APIS, read_body
+from .._apis.spec import HandlerOptions
 from .._core.assembler import Assembler
 from .._core.errors import LaminateError, MalformedStreamError, UnknownProviderError
 from .._core.flex import FlexValue
@@ -90,6 +91,6 @@ def normalize(body: Body, provider: str | None = None, *, choice: int = 0) -> No
     data = _load(body)
     if provider is None:
         provider = body_provider(data)
-    if provider not in BODY_READERS:
+    if provider not in APIS:
         raise UnknownProviderError(f"provider {provider!r} is not supported", seen=provider)
     return _parse(provider, data, HandlerOptions(choice=choice))

@@ -1,1 +1,65 @@
-"""The anthropic API."""
+"""Anthropic Messages (``provider="anthropic"``), also Anthropic models on Vertex."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ..._core.assembler import Assembler
+from ..spec import Api, HandlerOptions
+from . import requests
+from .body import write_body
+from .stream import AnthropicHandler, parse_body
+
+__all__ = ["API"]
+
+_EVENTS: Final = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }
+)
+
+
+def _handler(assembler: Assembler, options: HandlerOptions) -> AnthropicHandler:
+    return AnthropicHandler(assembler)
+
+
+def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
+    parse_body(assembler, body)
+
+
+def _matches_url(path: str) -> bool:
+    return path.endswith(("/v1/messages", "/messages"))
+
+
+def _matches_frame(event: str | None, obj: Any) -> bool:
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        kind = event
+    return kind in _EVENTS
+
+
+def _matches_body(body: Mapping[str, Any]) -> bool:
+    return body.get("type") == "message" or (
+        "stop_reason" in body and isinstance(body.get("content"), list)
+    )
+
+
+API = Api(
+    name="anthropic",
+    framing="sse",
+    handler=_handler,
+    read_body=_read_body,
+    tool=requests.tool,
+    assistant=requests.assistant,
+    results=requests.results,
+    write_body=write_body,
+    matches_url=_matches_url,
+    matches_frame=_matches_frame,
+    matches_body=_matches_body,
+)

@@ -1,1 +1,49 @@
-"""The ollama API."""
+"""Ollama's native ``/api/chat`` (``provider="ollama"``): NDJSON."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..._core.assembler import Assembler
+from ..spec import Api, HandlerOptions
+from . import requests
+from .body import write_body
+from .stream import OllamaHandler, parse_body
+
+__all__ = ["API"]
+
+
+def _handler(assembler: Assembler, options: HandlerOptions) -> OllamaHandler:
+    return OllamaHandler(assembler, think_tags=options.think_tags)
+
+
+def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
+    parse_body(assembler, body)
+
+
+def _matches_url(path: str) -> bool:
+    return path.endswith(("/api/chat", "/api/generate"))
+
+
+def _matches_frame(event: str | None, obj: Any) -> bool:
+    return "done" in obj and ("message" in obj or "response" in obj)
+
+
+def _matches_body(body: Mapping[str, Any]) -> bool:
+    return "done" in body and "message" in body
+
+
+API = Api(
+    name="ollama",
+    framing="ndjson",
+    handler=_handler,
+    read_body=_read_body,
+    tool=requests.tool,
+    assistant=requests.assistant,
+    results=requests.results,
+    write_body=write_body,
+    matches_url=_matches_url,
+    matches_frame=_matches_frame,
+    matches_body=_matches_body,
+)

@@ -1,1 +1,49 @@
-"""The openai_chat API."""
+"""OpenAI Chat Completions, and every OpenAI-compatible server (``provider="openai"``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..._core.assembler import Assembler
+from ..spec import Api, HandlerOptions
+from . import requests
+from .body import write_body
+from .stream import OpenAIChatHandler, parse_body
+
+__all__ = ["API"]
+
+
+def _handler(assembler: Assembler, options: HandlerOptions) -> OpenAIChatHandler:
+    return OpenAIChatHandler(assembler, choice=options.choice, think_tags=options.think_tags)
+
+
+def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
+    parse_body(assembler, body, choice=options.choice)
+
+
+def _matches_url(path: str) -> bool:
+    return path.endswith("/chat/completions")
+
+
+def _matches_frame(event: str | None, obj: Any) -> bool:
+    return obj.get("object") == "chat.completion.chunk" or isinstance(obj.get("choices"), list)
+
+
+def _matches_body(body: Mapping[str, Any]) -> bool:
+    return isinstance(body.get("choices"), list)
+
+
+API = Api(
+    name="openai",
+    framing="sse",
+    handler=_handler,
+    read_body=_read_body,
+    tool=requests.tool,
+    assistant=requests.assistant,
+    results=requests.results,
+    write_body=write_body,
+    matches_url=_matches_url,
+    matches_frame=_matches_frame,
+    matches_body=_matches_body,
+)

@@ -1,1 +1,53 @@
-"""The openai_responses API."""
+"""The OpenAI Responses API (``provider="openai-responses"``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..._core.assembler import Assembler
+from ..spec import Api, HandlerOptions
+from . import requests
+from .body import write_body
+from .stream import OpenAIResponsesHandler, parse_body
+
+__all__ = ["API"]
+
+
+def _handler(assembler: Assembler, options: HandlerOptions) -> OpenAIResponsesHandler:
+    return OpenAIResponsesHandler(assembler)
+
+
+def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
+    parse_body(assembler, body)
+
+
+def _matches_url(path: str) -> bool:
+    return path.endswith("/responses") or "/responses/" in path
+
+
+def _matches_frame(event: str | None, obj: Any) -> bool:
+    kind = obj.get("type")
+    if not isinstance(kind, str):
+        kind = event
+    return isinstance(kind, str) and kind.startswith("response.")
+
+
+def _matches_body(body: Mapping[str, Any]) -> bool:
+    return body.get("object") == "response" or isinstance(body.get("output"), list)
+
+
+API = Api(
+    name="openai-responses",
+    framing="sse",
+    handler=_handler,
+    read_body=_read_body,
+    tool=requests.tool,
+    assistant=requests.assistant,
+    results=requests.results,
+    write_body=write_body,
+    matches_url=_matches_url,
+    matches_frame=_matches_frame,
+    matches_body=_matches_body,
+    turn_key="input",
+)

@@ -1,0 +1,29 @@
+"""A complete Ollama's native /api/chat body for a normalized response (the writer behind the mock
+server's non-streaming answers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._core.response import NormalizedResponse
+from ..shapes import counts
+
+__all__ = ["write_body"]
+
+
+def write_body(r: NormalizedResponse) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": r.text()}
+    reasoning = "".join(b.text for b in r.reasoning())
+    if reasoning:
+        message["thinking"] = reasoning
+    calls = [{"function": {"name": b.name, "arguments": b.input.value}} for b in r.tool_uses()]
+    if calls:
+        message["tool_calls"] = calls
+    return {
+        "model": r.model,
+        "created_at": "1970-01-01T00:00:00Z",
+        "message": message,
+        "done": True,
+        "done_reason": r.stop_reason.raw or "stop",
+        **counts(prompt_eval_count=r.usage.input_tokens, eval_count=r.usage.output_tokens),
+    }

@@ -1,0 +1,53 @@
+"""Chat Completions: the ``tools`` entry, the assistant turn, the tool results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..._core.response import NormalizedResponse
+from ..shapes import (
+    arguments_text,
+    calls,
+    copy_value,
+    described,
+    flagged,
+    reasoning_text,
+)
+from ..spec import Message
+
+if TYPE_CHECKING:
+    from ..._tools.registry import Tool, ToolResult
+
+__all__ = ["assistant", "results", "tool"]
+
+
+def tool(tool: Tool) -> Message:
+    function = {"name": tool.name, **described(tool), "parameters": copy_value(tool.parameters)}
+    if tool.strict:
+        function["strict"] = True
+    return {"type": "function", "function": function}
+
+
+def assistant(response: NormalizedResponse, reasoning_field: str | None) -> Message:
+    tool_calls = calls(response)
+    text = response.text()
+    message: Message = {"role": "assistant", "content": text or (None if tool_calls else "")}
+    if reasoning_field is not None:
+        reasoning = reasoning_text(response)
+        if reasoning:
+            message[reasoning_field] = reasoning
+    if tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": arguments_text(call)},
+            }
+            for call in tool_calls
+        ]
+    return message
+
+
+def results(results: Sequence[ToolResult]) -> list[Message]:
+    return [{"role": "tool", "tool_call_id": r.call_id, "content": flagged(r)} for r in results]

@@ -1,0 +1,76 @@
+"""A complete the Responses API body for a normalized response (the writer behind the mock
+server's non-streaming answers)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ..._core.flex import FlexValue
+from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
+from ..shapes import arguments_text, counts
+
+__all__ = ["write_body"]
+
+
+# Why a Responses answer stopped early, by stop-reason kind.
+_INCOMPLETE: Final = {"max_tokens": "max_output_tokens", "content_filter": "content_filter"}
+
+
+def _responses_item(n: int, block: Any, refusal: bool) -> dict[str, Any] | None:
+    match block:
+        case Reasoning(text, signature, _, id):
+            item: dict[str, Any] = {"id": id or f"rs_{n}", "type": "reasoning", "summary": []}
+            if text:
+                item["summary"] = [{"type": "summary_text", "text": text}]
+            if signature:
+                item["encrypted_content"] = signature
+            return item
+        case Text(text):
+            part: dict[str, Any] = (
+                {"type": "refusal", "refusal": text}
+                if refusal
+                else {"type": "output_text", "text": text, "annotations": []}
+            )
+            return {
+                "id": f"msg_{n}",
+                "type": "message",
+                "status": "completed",
+                "role": "assistant",
+                "content": [part],
+            }
+        case ToolUse() | InvalidToolUse():
+            return {
+                "id": f"fc_{n}",
+                "type": "function_call",
+                "status": "completed",
+                "call_id": block.id,
+                "name": block.name,
+                "arguments": arguments_text(block),
+            }
+        case Unknown(block_type, FlexValue(value=dict() as data)):
+            return {**data, "type": block_type}
+    return None
+
+
+# Why a Responses answer stopped early, by stop-reason kind.
+
+
+def write_body(r: NormalizedResponse) -> dict[str, Any]:
+    u = r.usage
+    usage: dict[str, Any] = counts(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
+    usage["total_tokens"] = (u.input_tokens or 0) + (u.output_tokens or 0)
+    usage["input_tokens_details"] = {"cached_tokens": u.cache_read_tokens or 0}
+    usage["output_tokens_details"] = {"reasoning_tokens": u.reasoning_tokens or 0}
+    incomplete = _INCOMPLETE.get(r.stop_reason.kind or "")
+    refusal = r.stop_reason.kind == "refusal"
+    items = (_responses_item(n, b, refusal) for n, b in enumerate(r.content))
+    return {
+        "id": r.id,
+        "object": "response",
+        "created_at": 0,
+        "status": "incomplete" if incomplete else "completed",
+        "incomplete_details": {"reason": incomplete} if incomplete else None,
+        "model": r.model,
+        "output": [item for item in items if item is not None],
+        "usage": usage,
+    }

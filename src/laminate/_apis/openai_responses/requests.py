@@ -1,0 +1,75 @@
+"""The Responses API: the ``tools`` entry, the assistant turn, the tool results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
+from ..shapes import (
+    arguments_text,
+    copy_value,
+    described,
+    flagged,
+)
+from ..spec import Message
+
+if TYPE_CHECKING:
+    from ..._tools.registry import Tool, ToolResult
+
+__all__ = ["assistant", "results", "tool"]
+
+
+def tool(tool: Tool) -> Message:
+    # ``strict`` defaults to true in this API, which would reject an ordinary schema
+    # (optional properties): say which one it is.
+    return {
+        "type": "function",
+        "name": tool.name,
+        **described(tool),
+        "parameters": copy_value(tool.parameters),
+        "strict": tool.strict,
+    }
+
+
+def assistant(response: NormalizedResponse, reasoning_field: str | None) -> list[Message]:
+    own = response.provider == "openai-responses"
+    items: list[Message] = []
+    for block in response.content:
+        match block:
+            case Reasoning() if own and (block.id or block.signature):
+                items.append(_responses_reasoning(block))
+            case Text(text=text) if text:
+                items.append({"type": "message", "role": "assistant", "content": text})
+            case ToolUse() | InvalidToolUse():
+                items.append(
+                    {
+                        "type": "function_call",
+                        "call_id": block.id,
+                        "name": block.name,
+                        "arguments": arguments_text(block),
+                    }
+                )
+            case Unknown(block_type=kind, data=data) if own:
+                items.append({"type": kind, **copy_value(data.value or {})})
+            case _:
+                pass  # reasoning from another API, empty text
+    return items
+
+
+def _responses_reasoning(block: Reasoning) -> Message:
+    item: Message = {"type": "reasoning"}
+    if block.id:
+        item["id"] = block.id
+    # The summary is required (possibly empty); the text comes back as one part.
+    item["summary"] = [{"type": "summary_text", "text": block.text}] if block.text else []
+    if block.signature is not None:
+        item["encrypted_content"] = block.signature
+    return item
+
+
+def results(results: Sequence[ToolResult]) -> list[Message]:
+    return [
+        {"type": "function_call_output", "call_id": r.call_id, "output": flagged(r)}
+        for r in results
+    ]

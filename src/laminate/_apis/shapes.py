@@ -1,0 +1,75 @@
+"""What the request shapes and body writers of every API share: reading a normalized
+response's calls and reasoning, and copying values so no two messages share state."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import TYPE_CHECKING, Any, Final
+
+from .._core.response import InvalidToolUse, NormalizedResponse, Reasoning, ToolUse
+
+if TYPE_CHECKING:
+    from .._tools.registry import Tool, ToolResult
+
+__all__ = [
+    "ERROR_PREFIX",
+    "ToolCall",
+    "arguments_object",
+    "arguments_text",
+    "calls",
+    "copy_value",
+    "counts",
+    "described",
+    "flagged",
+    "reasoning_text",
+]
+
+ToolCall = ToolUse | InvalidToolUse
+
+ERROR_PREFIX: Final = "Error: "
+
+
+def described(tool: Tool) -> dict[str, Any]:
+    """``{"description": ...}`` when the tool has one, else nothing."""
+    return {"description": tool.description} if tool.description else {}
+
+
+def calls(response: NormalizedResponse) -> list[ToolCall]:
+    """The response's tool calls, finished or not, in order."""
+    return [b for b in response.content if isinstance(b, ToolUse | InvalidToolUse)]
+
+
+def arguments_text(call: ToolCall) -> str:
+    """The arguments as JSON text (an invalid call's text as the model wrote it)."""
+    if isinstance(call, InvalidToolUse):
+        return call.raw_input  # as the model wrote it: the API takes a string
+    return json.dumps(call.input.value, ensure_ascii=False, separators=(",", ":"))
+
+
+def arguments_object(call: ToolCall) -> dict[str, Any]:
+    """The arguments as an object (``{}`` for a call whose text is not one)."""
+    # An API that wants an object cannot carry text that is not one.
+    return {} if isinstance(call, InvalidToolUse) else copy_value(call.input.value)
+
+
+def reasoning_text(response: NormalizedResponse) -> str:
+    """All readable reasoning text, joined."""
+    return "".join(b.text for b in response.content if isinstance(b, Reasoning) and not b.redacted)
+
+
+def flagged(result: ToolResult) -> str:
+    """The output, marked as an error for an API that has no error flag."""
+    if result.ok or result.output.startswith(ERROR_PREFIX.strip()):
+        return result.output
+    return ERROR_PREFIX + result.output
+
+
+def counts(**values: int | None) -> dict[str, int]:
+    """The counts that were reported, without the ``None`` ones."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def copy_value(value: Any) -> Any:
+    """A deep copy, so a message handed out shares nothing with the response."""
+    return copy.deepcopy(value)
