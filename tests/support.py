@@ -16,11 +16,18 @@ from laminate._core.serialize import response_to_dict
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 REAL_STREAMS = ROOT.parent / "shared" / "real-streams"
-STREAM_SUFFIXES = (".sse", ".ndjson")
+REAL_STREAMS_2 = ROOT.parent / "shared" / "real-streams-2"
+# A streamed JSON array (Gemini without alt=sse) is named `<name>.stream.json`, so it is
+# not taken for an `.expected.json` or `.body.json` file.
+STREAM_SUFFIXES = (".sse", ".ndjson", ".eventstream", ".stream.json")
 
 needs_real_streams = pytest.mark.skipif(
     not REAL_STREAMS.is_dir(),
     reason="the shared real-stream recordings (../shared/real-streams) are not beside this clone",
+)
+needs_real_streams_2 = pytest.mark.skipif(
+    not REAL_STREAMS_2.is_dir(),
+    reason="the shared recordings ../shared/real-streams-2 are not beside this clone",
 )
 
 
@@ -36,15 +43,22 @@ class Fixture:
 
     @property
     def body_path(self) -> Path:
-        return self.path.with_name(self.path.stem + ".body.json")
+        return self.path.with_name(stem_of(self.path) + ".body.json")
+
+
+def stem_of(path: Path) -> str:
+    """A fixture's name without its stream suffix."""
+    name = path.name
+    suffix = next(s for s in STREAM_SUFFIXES if name.endswith(s))
+    return name[: -len(suffix)]
 
 
 def stream_fixtures() -> list[Fixture]:
     found = []
     for path in sorted(FIXTURES.rglob("*")):
-        if path.suffix not in STREAM_SUFFIXES:
+        if not path.name.endswith(STREAM_SUFFIXES):
             continue
-        expected_path = path.with_name(path.stem + ".expected.json")
+        expected_path = path.with_name(stem_of(path) + ".expected.json")
         expected = json.loads(expected_path.read_text("utf-8"))
         found.append(Fixture(path, str(expected.get("provider", path.parent.name)), expected))
     return found
