@@ -37,11 +37,14 @@ class LaminateError(Exception):
 
 
 class ProviderError(LaminateError):
-    """The provider reported an error inside the stream or the body.
+    """The provider reported an error: inside the stream or the body, or as an HTTP
+    answer whose status is not 2xx.
 
-    Classified from the payload (never from the HTTP status): ``error_type`` is the
-    provider's own type or code, ``retryable`` whether retrying the same request may
-    succeed (overload, rate limit, server error), ``raw`` the error payload as sent.
+    ``error_type`` is the provider's own type or code (``"http_error"`` for a non-2xx
+    answer whose body says nothing readable), ``retryable`` whether retrying the same
+    request may succeed (overload, rate limit, server error), ``raw`` the error payload
+    as sent, and ``status_code`` the HTTP status of a non-2xx answer (``None`` for an
+    error sent inside a stream or a 2xx body).
     """
 
     def __init__(
@@ -51,12 +54,14 @@ class ProviderError(LaminateError):
         error_type: str,
         retryable: bool,
         raw: Any = None,
+        status_code: int | None = None,
         partial: NormalizedResponse | None = None,
     ) -> None:
         super().__init__(message, partial=partial)
         self.error_type = error_type
         self.retryable = retryable
         self.raw = raw
+        self.status_code = status_code
 
 
 class IncompleteStreamError(LaminateError):

@@ -24,7 +24,8 @@ class StopReason:
     """Why the model stopped.
 
     Named kinds (``StopReason.END_TURN``, ``TOOL_USE``, ...) compare equal whatever the
-    provider's own string, which is kept in :attr:`raw`. A value no provider documents
+    provider's own string, which is kept in :attr:`raw`, and equal to their name
+    (``StopReason.TOOL_USE == "tool_use"``). A value no provider documents
     is kept as ``StopReason.unknown(raw)``: never rejected, never guessed.
     """
 
@@ -80,6 +81,10 @@ class StopReason:
         return self._kind is None
 
     def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            # A named kind equals its name (`StopReason.TOOL_USE == "tool_use"`), so code
+            # that compares with strings works; an unknown value is never a named one.
+            return self._kind is not None and self._kind == other
         if not isinstance(other, StopReason):
             return NotImplemented
         if self._kind is None or other._kind is None:
@@ -87,7 +92,8 @@ class StopReason:
         return self._kind == other._kind
 
     def __hash__(self) -> int:
-        return hash((self._kind, None if self._kind else self._raw))
+        # A named kind hashes as its name, consistent with equality to that string.
+        return hash(self._kind) if self._kind is not None else hash((None, self._raw))
 
     def __str__(self) -> str:
         return self._kind if self._kind is not None else self._raw
@@ -140,9 +146,11 @@ class _BlockMixin:
 
 @dataclass(frozen=True, slots=True)
 class Text(_BlockMixin):
-    """Answer text."""
+    """Answer text. ``signature`` is an opaque token the provider wants back with the
+    text (Gemini's ``thoughtSignature``), kept byte for byte."""
 
     text: str
+    signature: str | None = None
 
     def as_text(self) -> str | None:
         return self.text
@@ -155,6 +163,9 @@ class ToolUse(_BlockMixin):
     id: str
     name: str
     input: FlexValue
+    signature: str | None = None
+    """An opaque token the provider wants back with the call (Gemini's
+    ``thoughtSignature``), kept byte for byte."""
 
     def as_tool_use(self) -> tuple[str, str, FlexValue] | None:
         return (self.id, self.name, self.input)
