@@ -8,11 +8,11 @@ normalizer stays failed from then on.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Final
 
 from .._apis.base import Handler, error_from_payload
 from .._apis.detect import (
-    NDJSON_TYPES,
     body_provider,
     describe,
     provider_from_frame,
@@ -20,7 +20,14 @@ from .._apis.detect import (
 )
 from .._apis.registry import APIS, read_body
 from .._apis.spec import HandlerOptions
-from .._framing import Frame, NDJSONDecoder, SSEDecoder
+from .._framing import (
+    PRELUDE_SIZE,
+    Decoder,
+    Frame,
+    choose_framing,
+    error_from_frame,
+    make_decoder,
+)
 from .assembler import Assembler
 from .errors import (
     IncompleteStreamError,
@@ -84,7 +91,7 @@ class StreamNormalizer:
         self._max_frame_size = max_frame_size
         self._handler_options = HandlerOptions(choice=choice, think_tags=think_tags)
         self._content_type = (content_type or "").split(";")[0].strip().lower()
-        self._decoder: SSEDecoder | NDJSONDecoder | None = None
+        self._decoder: Decoder | None = None
         self._sniffed = bytearray()
         self._offset_base = 0  # blank bytes dropped before the first frame
         self._head: bytearray | None = None
@@ -96,6 +103,7 @@ class StreamNormalizer:
         self._error: LaminateError | None = None
         self._deferred: LaminateError | None = None
         self._closed = False
+        self._payloads = 0
         if provider is not None:
             self._start_handler(provider)
 
@@ -121,6 +129,20 @@ class StreamNormalizer:
         if isinstance(data, str):
             data = data.encode("utf-8")
         return self._guarded(self._feed, data)
+
+    def feed_payload(self, payload: Any, *, event: str | None = None) -> list[Event]:
+        """Take one frame that something else already parsed, and return completed events.
+
+        ``payload`` is a ``dict`` (one frame's JSON object), an SDK's model object (it is
+        converted with ``model_dump()`` or ``to_dict()``), or the frame's JSON text as
+        ``str`` / ``bytes`` (``"[DONE]"`` included). ``event`` is the SSE event name, or
+        the binary frame's event type, where the format needs it. Frames fed this way
+        give the same events as the bytes they came from.
+        """
+        self._check_usable()
+        if not isinstance(payload, bytes | bytearray | str):
+            payload = plain_payload(payload)  # a wrong type is the caller's TypeError
+        return self._guarded(self._feed_payload, (payload, event))
 
     def close(self) -> list[Event]:
         """The bytes ended: return the last events, or raise if the answer is incomplete
@@ -152,7 +174,7 @@ class StreamNormalizer:
         if self._closed:
             raise LaminateError("the normalizer is closed", partial=self._assembler.snapshot())
 
-    def _guarded(self, step: Any, data: bytes) -> list[Event]:
+    def _guarded(self, step: Any, data: Any) -> list[Event]:
         events, error = self._run(step, data)
         if error is None:
             return events
@@ -161,7 +183,7 @@ class StreamNormalizer:
             return events
         raise error
 
-    def _run(self, step: Any, data: bytes) -> tuple[list[Event], LaminateError | None]:
+    def _run(self, step: Any, data: Any) -> tuple[list[Event], LaminateError | None]:
         asm = self._assembler
         error: LaminateError | None = None
         try:
@@ -211,7 +233,9 @@ class StreamNormalizer:
     def _close(self, _: bytes) -> None:
         asm = self._assembler
         if not asm.done and self._decoder is None and self._document is None:
-            self._choose_framing(b"", final=True)
+            held = self._choose_framing(b"", final=True)
+            if held:
+                self._feed(held)  # bytes held to tell a binary prelude, now read as a stream
         if not asm.done and self._document is not None:
             self._read_document()
         decoder = self._decoder
@@ -235,7 +259,7 @@ class StreamNormalizer:
             return
         raise IncompleteStreamError(
             "the stream ended before the provider signalled completion"
-            if decoder is not None and decoder.bytes_seen
+            if self._payloads or (decoder is not None and decoder.bytes_seen)
             else "the stream ended before any byte arrived"
         )
 
@@ -245,9 +269,11 @@ class StreamNormalizer:
         # Only the new bytes are looked at, so a flood of blank lines costs linear time.
         head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
         sniffed = self._sniffed
-        if head and not sniffed:
+        if head and not sniffed and not _short_binary_head(head):
             return self._start_framing(data, head)  # the usual case: nothing held, no copy
         sniffed += data
+        if not final and _short_binary_head(bytes(sniffed).lstrip(b"\xef\xbb\xbf \t\r\n")):
+            return b""  # a binary prelude is told by its first 12 bytes: wait for them
         if not head and not final:
             # Whole blank lines carry nothing in either framing: they are dropped (and
             # counted, for offsets), so they cost no memory either.
@@ -263,31 +289,18 @@ class StreamNormalizer:
                 )
             return b""
         data, self._sniffed = bytes(sniffed), bytearray()
-        return self._start_framing(data, head)
+        return self._start_framing(data, data.lstrip(b"\xef\xbb\xbf \t\r\n"))
 
     def _start_framing(self, data: bytes, head: bytes) -> bytes:
         record = APIS.get(self._provider or "")
-        kind = record.framing if record is not None else None
-        json_first = head[:1] in (b"{", b"[")
-        if json_first and kind == "sse":
-            # No event stream starts with a brace: a complete body (or an error body).
+        kind = choose_framing(head, record.framing if record else None, self._content_type)
+        if kind == "document":
             self._document = bytearray()
             self._grow_document(data)
             return b""
-        if kind is None and self._content_type:
-            if self._content_type == "text/event-stream":
-                kind = "sse"
-            elif self._content_type in NDJSON_TYPES:
-                kind = "ndjson"
-        if kind is None:
-            kind = "ndjson" if json_first else "sse"
         if kind == "ndjson":
             self._head = bytearray()  # kept until the first line parses, in case it is a body
-        self._decoder = (
-            SSEDecoder(max_frame_bytes=self._max_frame_size)
-            if kind == "sse"
-            else NDJSONDecoder(max_frame_bytes=self._max_frame_size)
-        )
+        self._decoder = make_decoder(kind, self._max_frame_size)
         return data
 
     # -- one JSON document instead of a stream -------------------------------------------
@@ -348,6 +361,10 @@ class StreamNormalizer:
         if asm.done:
             return  # after the provider's terminal event nothing can change the answer
         self._frame = frame
+        if frame.headers is not None:
+            error = error_from_frame(frame)  # a binary frame may be an exception, not an event
+            if error is not None:
+                raise error
         data = frame.data
         if data == "[DONE]":
             if self._handler is None:
@@ -366,12 +383,31 @@ class StreamNormalizer:
                 raise IncompleteStreamError("the stream ended inside a frame") from exc
             raise MalformedStreamError(f"a frame is not JSON: {exc}") from exc
         self._head = None  # a line parsed: a stream after all
+        self._dispatch(frame, obj)
+
+    def _dispatch(self, frame: Frame, obj: Any) -> None:
         if self._handler is None:
             self._detect(frame, obj)
             return
         if self._keep_raw:
             self._raw_frames().append(obj)
         self._handler.on_frame(frame.event, obj)
+
+    def _feed_payload(self, item: tuple[Any, str | None]) -> None:
+        if self._assembler.done:
+            return
+        payload, event = item
+        self._payloads += 1
+        self._frame = None
+        if isinstance(payload, bytes | bytearray | str):
+            text = payload.decode("utf-8") if not isinstance(payload, str) else payload
+            self._on_frame(Frame(event, text, 0, None))
+            return
+        obj = payload
+        frame = Frame(event, "", 0, None)
+        if self._handler is None:
+            frame = Frame(event, _short_json(obj), 0, None)  # for detection's error message
+        self._dispatch(frame, obj)
 
     # -- detection --------------------------------------------------------------------
 
@@ -428,6 +464,39 @@ def _loads(text: str) -> Any:
     if end != len(text) and text[end:].strip(" \t\n\r"):
         return json.loads(text)  # raises "Extra data" as json.loads would
     return value
+
+
+def _short_binary_head(head: bytes) -> bool:
+    """Whether ``head`` may be the start of a binary prelude not yet all here."""
+    return head[:1] == b"\x00" and len(head) < PRELUDE_SIZE
+
+
+def plain_payload(payload: Any) -> Any:
+    """A parsed frame as plain JSON-like data: a mapping as it is, an SDK model object
+    through ``model_dump()`` (pydantic: aliases, only the fields the wire set) or
+    ``to_dict()``."""
+    if isinstance(payload, dict):
+        return payload
+    dump = getattr(payload, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json", by_alias=True, exclude_unset=True)
+    to_dict = getattr(payload, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    if isinstance(payload, Mapping):
+        return dict(payload)
+    raise TypeError(
+        "feed_payload() takes a dict, an SDK model object (model_dump() or to_dict()), "
+        f"or the frame's JSON text; got {type(payload).__name__}"
+    )
+
+
+def _short_json(obj: Any) -> str:
+    try:
+        text = json.dumps(obj, default=repr)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(obj)
+    return text[:200]
 
 
 class _NotAStream(Exception):

@@ -43,12 +43,13 @@ from typing import Final
 from .._core.errors import IncompleteStreamError, LaminateError, MalformedStreamError, ProviderError
 from .lines import Frame
 
-__all__ = ["EventStreamDecoder", "encode_message", "error_from_frame"]
+__all__ = ["PRELUDE_SIZE", "EventStreamDecoder", "encode_message", "error_from_frame", "is_prelude"]
 
 _PRELUDE: Final = struct.Struct(">III")  # total length, headers length, prelude CRC
 _U32: Final = struct.Struct(">I")
 _U16: Final = struct.Struct(">H")
 _OVERHEAD: Final = 16  # prelude (12) + message CRC (4): the smallest possible message
+PRELUDE_SIZE: Final = _PRELUDE.size
 # Fixed-size header values: type -> layout. 8 is a timestamp in ms since the epoch.
 _FIXED: Final = {
     2: struct.Struct(">b"),
@@ -276,6 +277,14 @@ def _read_headers(msg: bytearray, pos: int, end: int) -> dict[str, object]:
             raise ValueError(f"header {name!r} appears twice")
         headers[name] = value
     return headers
+
+
+def is_prelude(head: bytes) -> bool:
+    """Whether ``head`` is a whole, consistent message prelude (its CRC matches)."""
+    if len(head) < _PRELUDE.size:
+        return False
+    total, headers, crc = _PRELUDE.unpack_from(head, 0)
+    return bool(zlib.crc32(head[:8]) == crc and total >= _OVERHEAD + headers)
 
 
 def error_from_frame(frame: Frame) -> ProviderError | None:
