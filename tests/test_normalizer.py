@@ -381,9 +381,16 @@ def test_a_pretty_printed_error_body_is_a_provider_error() -> None:
 
 
 def test_a_body_that_is_not_json_is_malformed() -> None:
-    outcome = run_chunks([b'{\n  "choices": [\n'], provider="openai")
+    outcome = run_chunks([b'{\n  "choices": [x]\n}'], provider="openai")
     assert isinstance(outcome.error, MalformedStreamError)
     assert outcome.error.offset == 0
+
+
+@pytest.mark.parametrize("provider", ["openai", None])
+def test_a_body_cut_short_is_incomplete(provider: str | None) -> None:
+    outcome = run_chunks([b'{\n  "choices": [\n'], provider=provider)
+    assert isinstance(outcome.error, IncompleteStreamError)
+    assert "ended inside its JSON document" in str(outcome.error)
 
 
 def test_an_ndjson_stream_whose_later_line_breaks_is_malformed() -> None:

@@ -104,6 +104,8 @@ class StreamNormalizer:
         self._deferred: LaminateError | None = None
         self._closed = False
         self._payloads = 0
+        self._tail = b""  # the first bytes of the last, unfinished line
+        self._bytes_fed = 0
         if provider is not None:
             self._start_handler(provider)
 
@@ -213,6 +215,7 @@ class StreamNormalizer:
     # -- steps --------------------------------------------------------------------------
 
     def _feed(self, data: bytes) -> None:
+        self._note_tail(data)
         if self._assembler.done:
             return  # after the provider's terminal event the bytes cannot change the answer
         if self._document is not None:
@@ -229,6 +232,16 @@ class StreamNormalizer:
                 self._on_frame(frame)
         except _NotAStream:
             self._switch_to_document()
+
+    def _note_tail(self, data: bytes) -> None:
+        """Keep the start of the last unfinished line: at the end, whether the bytes were
+        cut inside a first frame depends on it. Scans from the end, so a feed costs little."""
+        self._bytes_fed += len(data)
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        if cut >= 0:
+            self._tail = data[cut + 1 : cut + 1 + _TAIL]
+        elif len(self._tail) < _TAIL:
+            self._tail += data[: _TAIL - len(self._tail)]
 
     def _close(self, _: bytes) -> None:
         asm = self._assembler
@@ -253,6 +266,11 @@ class StreamNormalizer:
                 # One undetected JSON line: a compact complete body.
                 self._read_body(self._held[0][1])
                 return
+            if not self._held and _a_beginning(self._tail, self._bytes_fed):
+                # Cut inside the first frame: a retry may well succeed.
+                raise IncompleteStreamError(
+                    "the stream ended inside its first frame, before the provider could be told"
+                )
             self._undetected()
         if asm.finished:
             asm.complete()
@@ -337,6 +355,11 @@ class StreamNormalizer:
         try:
             data = json.loads(raw)
         except (ValueError, RecursionError) as exc:
+            if _cut_short(raw, exc):
+                raise IncompleteStreamError(
+                    "the body ended inside its JSON document"
+                    + ("" if self._provider else ", before the provider could be told")
+                ) from exc
             raise MalformedStreamError(
                 f"the body is neither a stream nor one JSON document: {exc}",
                 offset=0,
@@ -464,6 +487,30 @@ def _loads(text: str) -> Any:
     if end != len(text) and text[end:].strip(" \t\n\r"):
         return json.loads(text)  # raises "Extra data" as json.loads would
     return value
+
+
+def _cut_short(raw: bytes, exc: Exception) -> bool:
+    """Whether a JSON error says the text is a valid beginning that ended too soon."""
+    if not isinstance(exc, json.JSONDecodeError):
+        return False
+    return exc.msg.startswith("Unterminated string") or exc.pos >= len(exc.doc.rstrip())
+
+
+_TAIL: Final = 16
+_SSE_FIELDS: Final = (b"data:", b"event:", b"id:", b"retry:", b":")
+
+
+def _a_beginning(tail: bytes, fed: int) -> bool:
+    """Whether bytes that ended in the unfinished line starting ``tail`` may be a stream
+    cut inside its first frame: an SSE field, a JSON line, or a binary prelude."""
+    tail = tail.lstrip(b"\xef\xbb\xbf \t")
+    if not tail:
+        return False
+    if tail[:1] in (b"{", b"["):
+        return True
+    if tail[:1] == b"\x00":
+        return fed < PRELUDE_SIZE
+    return any(tail.startswith(f) or f.startswith(tail) for f in _SSE_FIELDS)
 
 
 def _short_binary_head(head: bytes) -> bool:
