@@ -1,0 +1,508 @@
+"""What the adapters were handed: recognised once, before anything is read.
+
+``sync_source`` and ``async_source`` turn whatever the user passed into a
+:class:`SyncSource` / :class:`AsyncSource`: how to open it (an iterator of items), how
+to close it, and the detection hints its HTTP response gave. Anything not recognised
+is a :class:`TypeError` raised right there, naming what is accepted and what was given:
+never an ``AttributeError`` from deep inside, never a "malformed stream".
+
+What an item is (a byte chunk, or a frame an SDK already parsed) is told by the first
+one, by :func:`first_reader`, which returns the one function the loop calls per item:
+the loops themselves decide nothing.
+
+HTTP status: a response whose status is not 2xx is answered, as soon as the status is
+seen, with a :class:`ProviderError` carrying ``status_code``, classified from its JSON
+error body (read only up to :data:`ERROR_BODY_CAP`) when it has one.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from .._apis.base import error_from_payload, is_retryable
+from .._core.errors import (
+    LaminateError,
+    MalformedStreamError,
+    ProviderError,
+    StreamReadError,
+)
+from .._core.events import Event
+from .._core.normalizer import StreamNormalizer
+from .sdk import (
+    bedrock_frame,
+    error_from_sdk,
+    held_response,
+    is_botocore_stream,
+    is_stream_manager,
+    looks_like_response,
+    module_of,
+    provider_of,
+)
+
+__all__ = [
+    "ERROR_BODY_CAP",
+    "AsyncSource",
+    "Run",
+    "SyncSource",
+    "async_source",
+    "first_reader",
+    "http_error",
+    "is_empty",
+    "read_error",
+    "sync_source",
+]
+
+ERROR_BODY_CAP: Final = 64 * 1024
+"""How much of a non-2xx answer's body is read to classify the error."""
+_SNIPPET: Final = 200
+_RETRYABLE_STATUS: Final = frozenset({408, 409, 429})
+# Error types that no retry gets past even when the status (429) says "later".
+_NOT_RETRYABLE: Final = frozenset(
+    {"insufficient_quota", "billing_hard_limit_reached", "billing_not_active"}
+)
+_GZIP_MAGIC: Final = b"\x1f\x8b"
+_WHOLE: Final = (bytes, bytearray, memoryview, str)
+
+_ACCEPTED_SYNC: Final = (
+    "bytes or str (a whole body), an httpx or httpx2 streaming response, an SDK stream "
+    "(openai / anthropic Stream, with_streaming_response, messages.stream(); google-genai, "
+    "boto3 converse_stream() / invoke_model_with_response_stream(), ollama or litellm chunk "
+    "iterators), or an iterable of bytes / str chunks or of parsed frames (dicts, objects "
+    "with model_dump() or to_dict())"
+)
+_ACCEPTED_ASYNC: Final = (
+    "bytes or str (a whole body), an httpx or httpx2 streaming response, an SDK stream "
+    "(openai / anthropic AsyncStream, with_streaming_response, messages.stream(); "
+    "google-genai, ollama or litellm async chunk iterators), or an async iterable of "
+    "bytes / str chunks or of parsed frames (dicts, objects with model_dump() or to_dict())"
+)
+
+
+def _nothing() -> None:
+    return None
+
+
+async def _nothing_async() -> None:
+    return None
+
+
+@dataclass(slots=True, kw_only=True)
+class SyncSource:
+    """A recognised sync source: ``open()`` once, iterate, ``close()`` whatever happens."""
+
+    open: Callable[[], Iterator[Any]]
+    close: Callable[[], None] = _nothing
+    hints: dict[str, Any] = field(default_factory=dict)
+    bedrock: bool = False
+    """Items are botocore event dicts (``{"contentBlockDelta": {...}}``)."""
+
+
+@dataclass(slots=True, kw_only=True)
+class AsyncSource:
+    """A recognised async source: ``await open()`` once, iterate, ``await close()``."""
+
+    open: Callable[[], Awaitable[AsyncIterator[Any]]]
+    close: Callable[[], Awaitable[None]] = _nothing_async
+    hints: dict[str, Any] = field(default_factory=dict)
+    bedrock: bool = False
+
+
+class Run:
+    """The normalizer of one adapter run, shared by the stream object and its loop.
+
+    It exists so that the loop never refers back to the stream object (which lets a
+    dropped stream be finalized at once), and so that a stream of parsed frames whose
+    type names the provider gets a normalizer for that provider at the first frame.
+    """
+
+    __slots__ = ("normalizer", "options", "provider")
+
+    def __init__(self, provider: str | None, options: dict[str, Any]) -> None:
+        self.provider = provider
+        self.options = options
+        # Built now, so that bad options or an unknown provider fail before any reading.
+        self.normalizer = StreamNormalizer(provider, **options)
+
+    def start(self, provider: str | None) -> StreamNormalizer:
+        """The normalizer for frames whose type names ``provider`` (nothing fed yet)."""
+        if self.provider is None and provider is not None:
+            self.provider = provider
+            self.normalizer = StreamNormalizer(provider, **self.options)
+        return self.normalizer
+
+
+# -- recognising the source ------------------------------------------------------------
+
+
+def sync_source(obj: object, caller: str) -> SyncSource:
+    """What ``normalize_stream_sync`` / ``collect_sync`` can read of ``obj``."""
+    if isinstance(obj, _WHOLE):
+        whole = _whole(obj)
+        return SyncSource(open=lambda: iter((whole,)))
+    response = _response_of(obj)
+    if response is not None:
+        _check_mode(obj, response, caller, want_async=False)
+        _check_unread(obj, response)
+        owner = obj
+        return SyncSource(
+            open=lambda: _open_response_sync(response),
+            close=lambda: _close_owner_sync(owner),
+            hints=_hints(response),
+        )
+    if is_stream_manager(obj):
+        raise _wrong_type(caller, obj, _ACCEPTED_SYNC, _MANAGER_NOTE)
+    if isinstance(obj, Mapping):
+        events = _boto_events(obj)
+        if events is None or not isinstance(events, Iterable):
+            raise _wrong_type(caller, obj, _ACCEPTED_SYNC, _MAPPING_NOTE)
+        return _iterable_sync(events, bedrock=True)
+    if is_botocore_stream(obj) and isinstance(obj, Iterable):
+        return _iterable_sync(obj, bedrock=True)
+    if _is_model(obj):
+        raise _wrong_type(caller, obj, _ACCEPTED_SYNC, _MODEL_NOTE)
+    if isinstance(obj, Iterable):
+        return _iterable_sync(obj, bedrock=False)
+    note = "; it is async: use normalize_stream() or collect()" if _is_async(obj) else ""
+    raise _wrong_type(caller, obj, _ACCEPTED_SYNC, note)
+
+
+def async_source(obj: object, caller: str) -> AsyncSource:
+    """What ``normalize_stream`` / ``collect`` can read of ``obj``."""
+    if isinstance(obj, _WHOLE):
+        whole = _whole(obj)
+        return AsyncSource(open=lambda: _opened(_AsyncItems(iter((whole,)))))
+    response = _response_of(obj)
+    if response is not None:
+        _check_mode(obj, response, caller, want_async=True)
+        _check_unread(obj, response)
+        owner = obj
+        return AsyncSource(
+            open=lambda: _open_response_async(response),
+            close=lambda: _close_owner_async(owner),
+            hints=_hints(response),
+        )
+    if is_stream_manager(obj):
+        raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, _MANAGER_NOTE)
+    if isinstance(obj, Mapping):
+        events = _boto_events(obj)
+        if isinstance(events, AsyncIterable):
+            return _iterable_async(events, bedrock=True)
+        note = _BOTO_SYNC_NOTE if events is not None else _MAPPING_NOTE
+        raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, note)
+    if _is_model(obj):
+        raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, _MODEL_NOTE)
+    if isinstance(obj, AsyncIterable):
+        return _iterable_async(obj, bedrock=is_botocore_stream(obj))
+    if isinstance(obj, list | tuple):
+        # Already in memory: iterating it cannot block the event loop.
+        items = obj
+        return AsyncSource(open=lambda: _opened(_AsyncItems(iter(items))))
+    if is_botocore_stream(obj):
+        raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, _BOTO_SYNC_NOTE)
+    if isinstance(obj, Iterable):
+        raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, _SYNC_ITERABLE_NOTE)
+    raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, "")
+
+
+_MANAGER_NOTE: Final = (
+    "; enter it first (`with client.messages.stream(...) as stream:`) and pass the stream"
+)
+_MAPPING_NOTE: Final = (
+    "; a dict is one complete body: use laminate.normalize() (a stream of parsed frames "
+    "is an iterable of dicts)"
+)
+_MODEL_NOTE: Final = (
+    "; one parsed object is a complete body or a single frame: use laminate.normalize() "
+    "for a complete body, or pass the whole stream"
+)
+_BOTO_SYNC_NOTE: Final = "; boto3 is synchronous: use normalize_stream_sync() or collect_sync()"
+_SYNC_ITERABLE_NOTE: Final = (
+    "; it is a sync iterable, which would block the event loop: use normalize_stream_sync() "
+    "or collect_sync(), or the SDK's async client"
+)
+
+
+def _wrong_type(caller: str, obj: object, accepted: str, note: str) -> TypeError:
+    return TypeError(f"{caller}() takes {accepted}; got {_describe(obj)}{note}")
+
+
+def _describe(obj: object) -> str:
+    kind = type(obj)
+    module = module_of(obj)
+    name = kind.__qualname__ if module in ("builtins", "") else f"{module}.{kind.__qualname__}"
+    if obj is None or isinstance(obj, int | float | bool):
+        return f"{name} ({obj!r})"
+    if isinstance(obj, Mapping):
+        keys = ", ".join(map(repr, list(obj)[:5]))
+        return f"{name} with keys {keys}" if keys else f"empty {name}"
+    return name
+
+
+def _response_of(obj: object) -> Any | None:
+    """The HTTP response to read: the one an SDK object wraps (its own ``iter_bytes`` may
+    be async, as ``AsyncAPIResponse``'s is), else ``obj`` itself if it is one."""
+    held = held_response(obj)
+    if held is not None:
+        return held
+    return obj if looks_like_response(obj) else None
+
+
+def _is_model(obj: object) -> bool:
+    return callable(getattr(obj, "model_dump", None)) or callable(getattr(obj, "to_dict", None))
+
+
+def _is_async(obj: object) -> bool:
+    return isinstance(obj, AsyncIterable) or hasattr(obj, "aiter_bytes")
+
+
+def _whole(obj: bytes | bytearray | memoryview | str) -> bytes | str:
+    return obj if isinstance(obj, bytes | str) else bytes(obj)
+
+
+def _boto_events(obj: Mapping[Any, Any]) -> object | None:
+    """The event stream of a boto3 ``converse_stream()`` (``"stream"``) or
+    ``invoke_model_with_response_stream()`` (``"body"``) response, else ``None``."""
+    for key in ("stream", "body"):
+        events: object = obj.get(key)
+        if events is not None and is_botocore_stream(events):
+            return events
+    return None
+
+
+def _hints(response: Any) -> dict[str, Any]:
+    """URL and content type of a response, as detection hints."""
+    hints: dict[str, Any] = {}
+    url = getattr(response, "url", None)
+    if url is not None:
+        hints["url"] = str(url)
+    headers = getattr(response, "headers", None)
+    if headers is not None:
+        hints["content_type"] = headers.get("content-type")
+    return hints
+
+
+def _check_mode(obj: object, response: Any, caller: str, *, want_async: bool) -> None:
+    """A sync response given to the async adapters (or the reverse) is a wrong type."""
+    stream = getattr(response, "stream", None)
+    if stream is not None:
+        can = hasattr(stream, "__aiter__") if want_async else hasattr(stream, "__iter__")
+    else:
+        can = hasattr(response, "aiter_bytes" if want_async else "iter_bytes")
+    if can:
+        return
+    if want_async:
+        note = "; it is synchronous: use normalize_stream_sync() or collect_sync()"
+        raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, note)
+    note = "; it is asynchronous: use normalize_stream() or collect()"
+    raise _wrong_type(caller, obj, _ACCEPTED_SYNC, note)
+
+
+def _check_unread(obj: object, response: Any) -> None:
+    if getattr(response, "is_stream_consumed", False):
+        raise ValueError(
+            f"the response behind {_describe(obj)} has already been read (iterated, or its "
+            "body loaded): hand the stream to laminate before reading from it"
+        )
+
+
+# -- responses ---------------------------------------------------------------------------
+
+
+def _open_response_sync(response: Any) -> Iterator[Any]:
+    chunks: Iterator[bytes] = response.iter_bytes()
+    status = _error_status(response)
+    if status is None:
+        return chunks
+    body = bytearray()
+    for chunk in chunks:
+        body += chunk
+        if len(body) >= ERROR_BODY_CAP:
+            break
+    raise http_error(status, bytes(body[:ERROR_BODY_CAP]), getattr(response, "headers", None))
+
+
+async def _open_response_async(response: Any) -> AsyncIterator[Any]:
+    chunks: AsyncIterator[bytes] = response.aiter_bytes()
+    status = _error_status(response)
+    if status is None:
+        return chunks
+    body = bytearray()
+    try:
+        async for chunk in chunks:
+            body += chunk
+            if len(body) >= ERROR_BODY_CAP:
+                break
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    raise http_error(status, bytes(body[:ERROR_BODY_CAP]), getattr(response, "headers", None))
+
+
+def _close_owner_sync(owner: Any) -> None:
+    close = getattr(owner, "close", None)
+    if close is not None:
+        close()
+
+
+async def _close_owner_async(owner: Any) -> None:
+    close = getattr(owner, "aclose", None)
+    if close is None:
+        close = getattr(owner, "close", None)  # AsyncStream and AsyncAPIResponse: async close()
+    if close is not None:
+        result = close()
+        if inspect.isawaitable(result):
+            await result
+
+
+def _error_status(response: Any) -> int | None:
+    """The response's status when it is not 2xx (``None`` for 2xx, or no status)."""
+    status = getattr(response, "status_code", None)
+    if isinstance(status, int) and not isinstance(status, bool) and not 200 <= status <= 299:
+        return status
+    return None
+
+
+def http_error(status: int, body: bytes, headers: Any = None) -> ProviderError:
+    """The :class:`ProviderError` for a non-2xx answer with this (start of a) body."""
+    text = body.decode("utf-8", "replace")
+    snippet = text.strip()[:_SNIPPET]
+    try:
+        payload = json.loads(body) if body else None
+    except (ValueError, RecursionError):
+        payload = None
+    error: ProviderError | None = None
+    if isinstance(payload, Mapping) and (payload.get("error") or payload.get("type") == "error"):
+        error = error_from_payload(payload)
+    elif isinstance(payload, Mapping) and isinstance(payload.get("message"), str):
+        # Bedrock and Cohere: `{"message": ...}`, the type in a header when there is one.
+        kind = _header(headers, "x-amzn-errortype").split(":", 1)[0]
+        error = ProviderError(
+            payload["message"],
+            error_type=kind or "http_error",
+            retryable=is_retryable(kind, status) if kind else False,
+            raw=payload,
+        )
+    if error is None:
+        described = repr(snippet) if snippet else "an empty body"
+        return ProviderError(
+            f"HTTP {status}: {described}",
+            error_type="http_error",
+            retryable=_retryable_status(status),
+            raw=text[:ERROR_BODY_CAP],
+            status_code=status,
+        )
+    error.message = f"HTTP {status}: {error.message}"
+    error.status_code = status
+    if not error.retryable and error.error_type not in _NOT_RETRYABLE:
+        code = payload.get("error") if isinstance(payload, Mapping) else None
+        quota = isinstance(code, Mapping) and code.get("code") in _NOT_RETRYABLE
+        error.retryable = _retryable_status(status) and not quota
+    return error
+
+
+def _retryable_status(status: int) -> bool:
+    return status in _RETRYABLE_STATUS or 500 <= status <= 599
+
+
+def _header(headers: Any, name: str) -> str:
+    value = headers.get(name) if headers is not None else None
+    return value if isinstance(value, str) else ""
+
+
+# -- iterables --------------------------------------------------------------------------
+
+
+def _iterable_sync(obj: Iterable[Any], *, bedrock: bool) -> SyncSource:
+    return SyncSource(open=lambda: iter(obj), close=lambda: _close_owner_sync(obj), bedrock=bedrock)
+
+
+def _iterable_async(obj: AsyncIterable[Any], *, bedrock: bool) -> AsyncSource:
+    return AsyncSource(
+        open=lambda: _opened(obj.__aiter__()),
+        close=lambda: _close_owner_async(obj),
+        bedrock=bedrock,
+    )
+
+
+async def _opened(items: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    return items
+
+
+class _AsyncItems:
+    """Items already in memory, handed out as an async iterator."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Iterator[Any]) -> None:
+        self._items = items
+
+    def __aiter__(self) -> _AsyncItems:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return next(self._items)
+        except StopIteration:
+            raise StopAsyncIteration from None
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def first_reader(first: Any, run: Run, *, bedrock: bool) -> Callable[[Any], list[Event]]:
+    """The function that turns each item into events, chosen by the first item."""
+    if bedrock:
+        _, _, provider = bedrock_frame(first)
+        normalizer = run.start(provider)
+
+        def read_bedrock(item: Any) -> list[Event]:
+            payload, event, _ = bedrock_frame(item)
+            return normalizer.feed_payload(payload, event=event)
+
+        return read_bedrock
+    if isinstance(first, _WHOLE):
+        if not isinstance(first, str) and bytes(first[:2]) == _GZIP_MAGIC:
+            raise MalformedStreamError(
+                "the body is gzip-compressed but the response did not say so (no "
+                "Content-Encoding: gzip header), so it was not decompressed: decompress it "
+                "(gzip.decompress) or fix the server's headers",
+                offset=0,
+                snippet=repr(bytes(first[:8])),
+                partial=run.normalizer.snapshot(),
+            )
+        return run.normalizer.feed
+    if not isinstance(first, Mapping) and not _is_model(first):
+        raise TypeError(
+            "a stream's items must be bytes or str chunks, or parsed frames (dicts, objects "
+            f"with model_dump() or to_dict()); the first item is {_describe(first)}"
+        )
+    return run.start(provider_of(first)).feed_payload
+
+
+def read_error(exc: Exception, normalizer: StreamNormalizer) -> LaminateError:
+    """What an exception raised by the source while it was read becomes."""
+    if isinstance(exc, LaminateError):
+        return exc
+    error: LaminateError | None = error_from_sdk(exc)
+    if error is None:
+        error = StreamReadError(f"reading the stream failed: {type(exc).__name__}: {exc}")
+    error.partial = normalizer.snapshot()
+    return error
+
+
+def is_empty(item: Any) -> bool:
+    """An empty chunk carries nothing (and cannot tell what the items are)."""
+    return isinstance(item, _WHOLE) and len(item) == 0
