@@ -47,6 +47,7 @@ from ._io.adapters import (
 from ._io.complete import (
     normalize,
     parse_anthropic_response,
+    parse_bedrock_response,
     parse_ollama_response,
     parse_openai_response,
     parse_responses_response,
@@ -104,6 +105,7 @@ __all__ = [
     "normalize_stream",
     "normalize_stream_sync",
     "parse_anthropic_response",
+    "parse_bedrock_response",
     "parse_envelope",
     "parse_ollama_response",
     "parse_openai_response",

@@ -9,6 +9,8 @@ Endpoints, and where their recordings live inside the served directory::
     POST /v1/responses          DIR/openai-responses/<name>.sse   stream defaults to false
     POST /v1/messages           DIR/anthropic/<name>.sse          stream defaults to false
     POST /api/chat              DIR/ollama/<name>.ndjson          stream defaults to true
+    POST /model/{id}/converse-stream  DIR/bedrock/<name>.eventstream  always streams (binary)
+    POST /model/{id}/converse         DIR/bedrock/<name>.eventstream  never streams
     GET  /                      the recordings, as JSON
 
 A request gets the first recording that matches, in this order:
@@ -49,6 +51,7 @@ from .._core.normalizer import StreamNormalizer
 __all__ = [
     "DEMO_PACE",
     "DEMO_STREAMS",
+    "PATTERN_ROUTES",
     "ROUTES",
     "MockProvider",
     "Recording",
@@ -80,8 +83,17 @@ ROUTES: Final[Mapping[str, Route]] = {
     "/v1/messages": Route("anthropic", stream_default=False),
     "/api/chat": Route("ollama", stream_default=True),
 }
-_SUFFIX: Final = {"sse": ".sse", "ndjson": ".ndjson"}
-_CONTENT_TYPE: Final = {"sse": "text/event-stream; charset=utf-8", "ndjson": "application/x-ndjson"}
+# Bedrock names the model in the path, so its endpoints are patterns (a fullmatch each).
+PATTERN_ROUTES: Final[Mapping[re.Pattern[str], Route]] = {
+    re.compile(r"/model/[^/]+/converse-stream"): Route("bedrock", stream_default=True),
+    re.compile(r"/model/[^/]+/converse"): Route("bedrock", stream_default=False),
+}
+_SUFFIX: Final = {"sse": ".sse", "ndjson": ".ndjson", "eventstream": ".eventstream"}
+_CONTENT_TYPE: Final = {
+    "sse": "text/event-stream; charset=utf-8",
+    "ndjson": "application/x-ndjson",
+    "eventstream": "application/vnd.amazon.eventstream",
+}
 # Where one frame ends: a blank line for SSE (any of its three line ends), a line for NDJSON.
 _FRAME_END: Final = {"sse": re.compile(rb"\r\n\r\n|\n\n|\r\r"), "ndjson": re.compile(rb"\n")}
 _MAX_REQUEST: Final = 32 * 1024 * 1024
@@ -155,6 +167,8 @@ def choose_recording(
 
 def split_frames(data: bytes, framing: str) -> list[bytes]:
     """``data`` cut after each frame; the pieces join back to exactly ``data``."""
+    if framing == "eventstream":
+        return _split_messages(data)
     pieces, start = [], 0
     for match in _FRAME_END[framing].finditer(data):
         pieces.append(data[start : match.end()])
@@ -162,6 +176,26 @@ def split_frames(data: bytes, framing: str) -> list[bytes]:
     if start < len(data):
         pieces.append(data[start:])
     return pieces
+
+
+def _split_messages(data: bytes) -> list[bytes]:
+    # Each AWS event stream message starts with its total length (u32, big-endian).
+    pieces, start = [], 0
+    while len(data) - start >= 4:
+        size = max(int.from_bytes(data[start : start + 4], "big"), 4)
+        pieces.append(data[start : start + size])
+        start += size
+    if start < len(data):
+        pieces.append(data[start:])
+    return pieces
+
+
+def _route(path: str) -> Route | None:
+    path = path.rstrip("/")
+    route = ROUTES.get(path)
+    if route is None:
+        route = next((r for p, r in PATTERN_ROUTES.items() if p.fullmatch(path)), None)
+    return route
 
 
 # -- the ASGI app ------------------------------------------------------------------------
@@ -188,6 +222,8 @@ def _error(provider: str, status: int, kind: str, message: str) -> _Reply:
             body: Any = {"type": "error", "error": {"type": kind, "message": message}}
         case "ollama":
             body = {"error": message}
+        case "bedrock":
+            body = {"message": message}  # AWS names the type in a header, not the body
         case _:
             body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
     reply = _json_reply(status, body)
@@ -228,7 +264,7 @@ class MockProvider:
         method, path = scope["method"], scope["path"]
         if method == "GET" and path == "/":
             return _json_reply(200, self.listing())
-        route = ROUTES.get(path.rstrip("/"))
+        route = _route(path)
         if route is None:
             known = ", ".join(f"POST {p}" for p in ROUTES)
             return _error("openai", 404, "not_found_error", f"no endpoint {path}; try {known}")

@@ -18,6 +18,7 @@ from .._core.response import NormalizedResponse
 __all__ = [
     "normalize",
     "parse_anthropic_response",
+    "parse_bedrock_response",
     "parse_ollama_response",
     "parse_openai_response",
     "parse_responses_response",
@@ -79,6 +80,12 @@ def parse_responses_response(body: Body) -> NormalizedResponse:
 def parse_anthropic_response(body: Body) -> NormalizedResponse:
     """A complete Anthropic Messages body."""
     return _parse("anthropic", body, HandlerOptions())
+
+
+def parse_bedrock_response(body: Body) -> NormalizedResponse:
+    """A complete Bedrock ``converse()`` output (``output.message.content``, ``stopReason``,
+    ``usage``), as boto3 returns it or as JSON."""
+    return _parse("bedrock", body, HandlerOptions())
 
 
 def parse_ollama_response(body: Body) -> NormalizedResponse:

@@ -34,14 +34,20 @@ def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOp
 
 
 def _matches_url(path: str) -> bool:
-    return path.endswith(("/v1/messages", "/messages"))
+    # Bedrock's InvokeModelWithResponseStream: what laminate reads there is Anthropic's.
+    return path.endswith(("/v1/messages", "/messages", "/invoke-with-response-stream"))
 
 
 def _matches_frame(event: str | None, obj: Any) -> bool:
     kind = obj.get("type")
     if not isinstance(kind, str):
         kind = event
-    return kind in _EVENTS
+    if kind in _EVENTS:
+        return True
+    # A Bedrock InvokeModelWithResponseStream chunk, binary (`chunk` event, base64
+    # `bytes`) or from boto3 (`{"chunk": {"bytes": b"..."}}`).
+    chunk = obj if event == "chunk" else obj.get("chunk") if event is None else None
+    return isinstance(chunk, Mapping) and "bytes" in chunk
 
 
 def _matches_body(body: Mapping[str, Any]) -> bool:

@@ -11,6 +11,8 @@ comes.
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -25,8 +27,12 @@ from ..base import (
     stop_reason_from,
     str_or_empty,
 )
+from ..bedrock.stream import exception_error, is_exception_name
 
 __all__ = ["STOP_REASONS", "AnthropicHandler", "usage_counts"]
+
+# Bedrock's InvokeModelWithResponseStream adds these to the last event it wraps.
+_BEDROCK_METRICS: Final = "amazon-bedrock-invocationMetrics"
 
 STOP_REASONS: Final[Mapping[str, StopReason]] = {
     "end_turn": StopReason.END_TURN,
@@ -61,6 +67,11 @@ class AnthropicHandler:
         if obj.__class__ is not dict and not isinstance(obj, Mapping):
             raise shape_error("an event is not a JSON object")
         kind = obj.get("type", event)
+        if kind is None or kind == "chunk":
+            obj = self._unwrap(event, obj)
+            if obj is None:
+                return
+            kind = obj.get("type")
         if kind == "content_block_delta":  # nearly every event: checked first
             self._block_delta(obj)
             return
@@ -81,6 +92,32 @@ class AnthropicHandler:
                 pass  # sent anywhere, even between the deltas of one block
             case _:
                 pass  # event types added later by the API are ignored (documented rule)
+
+    def _unwrap(self, event: str | None, obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The Messages event inside a Bedrock InvokeModelWithResponseStream ``chunk``:
+        ``{"bytes": "<base64>"}`` from the binary stream, ``{"chunk": {"bytes": b"..."}}``
+        from boto3. Bedrock adds its invocation metrics to the last event; they are kept
+        in raw usage. Anything else without a ``type`` is ignored, as unknown events are."""
+        if event is None and "chunk" in obj:
+            obj = obj["chunk"]
+        elif event is None and len(obj) == 1 and is_exception_name(next(iter(obj))):
+            name, payload = next(iter(obj.items()))
+            raise exception_error(name, payload)  # boto3 hands stream exceptions over so
+        if not isinstance(obj, Mapping) or "bytes" not in obj:
+            return None
+        data = obj["bytes"]
+        try:
+            if isinstance(data, str):
+                data = base64.b64decode(data, validate=True)
+            inner = json.loads(data)
+        except (ValueError, TypeError) as exc:  # binascii.Error is a ValueError
+            raise MalformedStreamError(f"a Bedrock chunk is not base64 JSON: {exc}") from exc
+        if not isinstance(inner, dict):
+            raise shape_error("a Bedrock chunk does not hold a JSON object")
+        metrics = inner.get(_BEDROCK_METRICS)
+        if metrics is not None:
+            self.assembler.usage({_BEDROCK_METRICS: metrics})
+        return inner
 
     def on_done_marker(self) -> None:
         # Messages streams have no `[DONE]`; a proxy that appends one after the stop

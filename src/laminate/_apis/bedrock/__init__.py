@@ -1,0 +1,58 @@
+"""AWS Bedrock Converse and ConverseStream (``provider="bedrock"``), in the binary AWS
+event stream framing, as boto3's parsed events, or as ``converse()`` output."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..._core.assembler import Assembler
+from ..spec import Api, HandlerOptions
+from . import requests
+from .body import write_body
+from .stream import EVENTS, BedrockHandler, is_exception_name, parse_body
+
+__all__ = ["API"]
+
+
+def _handler(assembler: Assembler, options: HandlerOptions) -> BedrockHandler:
+    return BedrockHandler(assembler)
+
+
+def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
+    parse_body(assembler, body)
+
+
+def _matches_url(path: str) -> bool:
+    # POST /model/{modelId}/converse-stream and /model/{modelId}/converse
+    return path.endswith(("/converse-stream", "/converse"))
+
+
+def _matches_frame(event: str | None, obj: Any) -> bool:
+    if event is not None:
+        return event in EVENTS
+    # boto3's shape: exactly one key, the event's (or an exception's) name.
+    if len(obj) != 1:
+        return False
+    name = next(iter(obj))
+    return name in EVENTS or is_exception_name(name)
+
+
+def _matches_body(body: Mapping[str, Any]) -> bool:
+    output = body.get("output")
+    return isinstance(output, Mapping) and "message" in output and "stopReason" in body
+
+
+API = Api(
+    name="bedrock",
+    framing="eventstream",
+    handler=_handler,
+    read_body=_read_body,
+    tool=requests.tool,
+    assistant=requests.assistant,
+    results=requests.results,
+    write_body=write_body,
+    matches_url=_matches_url,
+    matches_frame=_matches_frame,
+    matches_body=_matches_body,
+)

@@ -1,0 +1,53 @@
+"""A complete ``converse()`` output for a normalized response (the writer behind the mock
+server's non-streaming answers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..._core.flex import FlexValue
+from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
+from ..shapes import copy_value, counts
+
+__all__ = ["write_body"]
+
+
+def _converse_block(block: Any) -> dict[str, Any] | None:
+    match block:
+        case Text(text):
+            return {"text": text}
+        case Reasoning(text, signature, True, _):
+            return {"reasoningContent": {"redactedContent": signature or ""}}
+        case Reasoning(text, signature, False, _):
+            reasoning = {"text": text, **({"signature": signature} if signature else {})}
+            return {"reasoningContent": {"reasoningText": reasoning}}
+        case ToolUse(id, name, input):
+            return {"toolUse": {"toolUseId": id, "name": name, "input": copy_value(input.value)}}
+        case Unknown("server_tool_use", FlexValue(value=dict() as data)):
+            return {"toolUse": copy_value(data)}
+        case Unknown(block_type, FlexValue(value=dict() as data)):
+            return {block_type: copy_value(data)}
+    return None  # an InvalidToolUse has no Converse form: its input must be an object
+
+
+def write_body(r: NormalizedResponse) -> dict[str, Any]:
+    u = r.usage
+    usage = counts(
+        inputTokens=u.input_tokens,
+        outputTokens=u.output_tokens,
+        cacheReadInputTokens=u.cache_read_tokens,
+        cacheWriteInputTokens=u.cache_write_tokens,
+    )
+    if u.input_tokens is not None and u.output_tokens is not None:
+        usage["totalTokens"] = u.input_tokens + u.output_tokens
+    return {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [b for b in map(_converse_block, r.content) if b is not None],
+            }
+        },
+        "stopReason": r.stop_reason.raw or "end_turn",
+        "usage": usage,
+        "metrics": {"latencyMs": 0},
+    }

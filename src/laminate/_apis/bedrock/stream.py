@@ -1,0 +1,326 @@
+"""Bedrock Converse and ConverseStream (``provider="bedrock"``).
+
+Stream: AWS event stream messages named by their ``:event-type``: ``messageStart``,
+``contentBlockStart`` (only tool calls and server-tool blocks have one; text and reasoning
+blocks open with their first delta), ``contentBlockDelta``, ``contentBlockStop``,
+``messageStop`` (the stop reason) and ``metadata`` (usage, metrics, guardrail trace).
+Blocks are keyed by ``contentBlockIndex``. Every payload carries a random-length padding
+key ``p`` against traffic analysis; nothing reads it.
+
+A frame comes in one of two shapes, and both are read alike:
+
+- from the binary decoder, ``event`` is the message's name and ``obj`` its payload;
+- from boto3 (``converse_stream()["stream"]``, via ``feed_payload``) or a JSON-lines
+  rendering, ``event`` is ``None`` and ``obj`` is ``{"<name>": payload}``.
+
+boto3 hands exceptions over the same way (``{"throttlingException": {"message": ...}}``);
+they are classified exactly as the binary decoder's exception messages are, by
+:func:`~laminate._framing.eventstream.error_from_frame`, so both paths raise the same
+:class:`ProviderError`.
+
+Completion: usage arrives in ``metadata`` *after* ``messageStop``, so ``messageStop``
+finishes the answer (closing every block) and ``metadata`` completes it. A stream cut
+after ``messageStop`` is complete (the normalizer completes a finished answer at the end
+of the bytes); some proxies send ``metadata`` first, and ``messageStop`` then completes.
+
+Deltas: ``text``; ``toolUse.input`` (argument text fragments; ``""`` alone means ``{}``);
+``reasoningContent`` with ``text``, ``signature`` (kept byte for byte on the block) or
+``redactedContent`` (a redacted ``Reasoning`` whose signature is the data, base64, as the
+JSON wire carries it; boto3's raw bytes are encoded the same way so both paths agree);
+``citation`` (annotates text of the same block; not modelled, ignored). Unknown event
+and delta types are ignored (documented rule); a block start of another kind (Nova's
+server tools: ``toolUse`` of type ``server_tool_use``, ``toolResult``) is kept as an
+``Unknown`` block.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ..._core.assembler import Assembler
+from ..._core.errors import IncompleteStreamError, ProviderError
+from ..._core.response import StopReason
+from ..._framing.eventstream import error_from_frame
+from ..._framing.lines import Frame
+from ..base import int_or_none, json_text, shape_error, stop_reason_from, str_or_empty
+
+__all__ = [
+    "EVENTS",
+    "STOP_REASONS",
+    "BedrockHandler",
+    "exception_error",
+    "is_exception_name",
+    "parse_body",
+    "usage_counts",
+]
+
+EVENTS: Final = frozenset(
+    {
+        "messageStart",
+        "contentBlockStart",
+        "contentBlockDelta",
+        "contentBlockStop",
+        "messageStop",
+        "metadata",
+    }
+)
+
+STOP_REASONS: Final[Mapping[str, StopReason]] = {
+    "end_turn": StopReason.END_TURN,
+    "tool_use": StopReason.TOOL_USE,
+    "max_tokens": StopReason.MAX_TOKENS,
+    "stop_sequence": StopReason.STOP_SEQUENCE,
+    "guardrail_intervened": StopReason.CONTENT_FILTER,
+    "content_filtered": StopReason.CONTENT_FILTER,
+    "model_context_window_exceeded": StopReason.CONTEXT_WINDOW_EXCEEDED,
+}
+
+
+def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
+    """The counts of a Converse ``usage`` object."""
+    return {
+        "input_tokens": int_or_none(usage.get("inputTokens")),
+        "output_tokens": int_or_none(usage.get("outputTokens")),
+        "cache_read_tokens": int_or_none(usage.get("cacheReadInputTokens")),
+        "cache_write_tokens": int_or_none(usage.get("cacheWriteInputTokens")),
+    }
+
+
+def is_exception_name(name: object) -> bool:
+    """Whether an event name is one of the stream's exceptions (``throttlingException``,
+    ``modelStreamErrorException``, ...): AWS names every one of them so."""
+    return isinstance(name, str) and name.endswith("Exception")
+
+
+def exception_error(name: str, payload: Any) -> ProviderError:
+    """The :class:`ProviderError` for an exception that boto3 (or a JSON rendering) handed
+    over as ``{name: payload}``: classified as the binary exception message would be."""
+    if isinstance(payload, Mapping):
+        data = json_text({k: v for k, v in payload.items() if not isinstance(v, bytes)})
+    else:
+        data = "" if payload is None else str(payload)
+    headers = {":message-type": "exception", ":exception-type": name}
+    error = error_from_frame(Frame(name, data, 0, None, headers))
+    if error is None:  # an exception message always gives one; kept for the type checker
+        return ProviderError(name, error_type=name, retryable=False, raw=payload)
+    return error
+
+
+class BedrockHandler:
+    """Stream handler for ConverseStream events."""
+
+    __slots__ = ("_described", "_unknown", "assembler")
+
+    def __init__(self, assembler: Assembler) -> None:
+        self.assembler = assembler
+        self._described = False  # a `metadata` event arrived
+        # Open Unknown blocks (server tools): their type and data, which deltas extend.
+        self._unknown: dict[int, tuple[str, dict[str, Any]]] = {}
+
+    def on_frame(self, event: str | None, obj: Any) -> None:
+        if obj.__class__ is not dict and not isinstance(obj, Mapping):
+            raise shape_error("a ConverseStream event is not a JSON object")
+        if event is None:
+            # boto3's shape: one key, the event's name, around the payload.
+            for name, payload in obj.items():
+                if name in EVENTS or is_exception_name(name):
+                    self._dispatch(name, payload)
+                    return
+            return  # an event type added later (documented rule: ignored)
+        self._dispatch(event, obj)
+
+    def on_done_marker(self) -> None:
+        # ConverseStream has no `[DONE]`; read as the end of the answer only after its stop.
+        if not self.assembler.finished:
+            raise IncompleteStreamError("[DONE] arrived before the message's stop reason")
+        self.assembler.complete()
+
+    def _dispatch(self, name: str, payload: Any) -> None:
+        if name == "contentBlockDelta":  # nearly every event: checked first
+            self._block_delta(_mapping(payload, name))
+            return
+        match name:
+            case "messageStart":
+                self.assembler.start("", "")  # the stream names neither an id nor a model
+            case "contentBlockStart":
+                self._block_start(_mapping(payload, name))
+            case "contentBlockStop":
+                key = _key(_mapping(payload, name))
+                self._unknown.pop(key, None)
+                self.assembler.end(key)
+            case "messageStop":
+                self._message_stop(_mapping(payload, name))
+            case "metadata":
+                self._metadata(_mapping(payload, name))
+            case _ if is_exception_name(name):
+                raise exception_error(name, payload)
+            case _:
+                pass  # event types added later are ignored (documented rule)
+
+    def _block_start(self, obj: Mapping[str, Any]) -> None:
+        key = _key(obj)
+        start = obj.get("start")
+        if not isinstance(start, Mapping):
+            raise shape_error("`contentBlockStart` without a `start`")
+        if not start:
+            return  # nothing to open: the block's first delta will
+        kind, value = next(iter(start.items()))
+        data = dict(value) if isinstance(value, Mapping) else {"value": value}
+        block_type = str(kind)
+        if kind == "toolUse":
+            if data.get("type", "tool_use") == "tool_use":
+                identity = str_or_empty(data.get("toolUseId")), str_or_empty(data.get("name"))
+                self.assembler.tool_start(key, *identity)
+                return
+            block_type = str_or_empty(data.get("type")) or block_type  # server_tool_use
+        self._unknown[key] = (block_type, data)
+        self.assembler.unknown(key, block_type, data)
+
+    def _block_delta(self, obj: Mapping[str, Any]) -> None:
+        delta = obj.get("delta")
+        if delta.__class__ is not dict and not isinstance(delta, Mapping):
+            raise shape_error("`contentBlockDelta` without a `delta`")
+        key = obj.get("contentBlockIndex")
+        if key.__class__ is not int:
+            key = _key(obj)
+        asm = self.assembler
+        for kind, value in delta.items():
+            match kind:
+                case "text":
+                    asm.text(key, value if value.__class__ is str else str_or_empty(value))
+                case "toolUse":
+                    fragment = value.get("input") if isinstance(value, Mapping) else None
+                    if not isinstance(fragment, str):
+                        fragment = "" if fragment is None else json_text(fragment)
+                    asm.tool_input(key, fragment)
+                case "reasoningContent" if isinstance(value, Mapping):
+                    self._reasoning(key, value)
+                case "toolResult" if key in self._unknown:
+                    self._extend_unknown(key, value)
+                case "citation":
+                    pass  # annotates text of this block; not modelled
+                case _:
+                    pass  # delta types added later are ignored (documented rule)
+
+    def _reasoning(self, key: int, value: Mapping[str, Any]) -> None:
+        asm = self.assembler
+        text = value.get("text")
+        if isinstance(text, str):
+            asm.reasoning(key, text)
+        signature = value.get("signature")
+        if isinstance(signature, str) and signature:
+            asm.reasoning_signature(key, signature)
+        redacted = value.get("redactedContent")
+        if redacted is not None:
+            asm.open_reasoning(key, redacted=True)
+            asm.reasoning_signature(key, _blob_text(redacted))
+
+    def _extend_unknown(self, key: int, value: Any) -> None:
+        block_type, data = self._unknown[key]
+        parts = value if isinstance(value, list) else [value]
+        data = {**data, "content": [*data.get("content", ()), *parts]}
+        self._unknown[key] = (block_type, data)
+        self.assembler.unknown(key, block_type, data)
+
+    def _message_stop(self, obj: Mapping[str, Any]) -> None:
+        raw = obj.get("stopReason")
+        if not isinstance(raw, str) or not raw:
+            raise shape_error("`messageStop` without a `stopReason`")
+        self.assembler.finish(stop_reason_from(raw, STOP_REASONS))
+        if self._described:
+            self.assembler.complete()  # `metadata` came first (seen behind some proxies)
+
+    def _metadata(self, obj: Mapping[str, Any]) -> None:
+        self._described = True
+        usage = obj.get("usage")
+        if isinstance(usage, Mapping):
+            self.assembler.usage(dict(usage), **usage_counts(usage))
+        if self.assembler.finished:
+            self.assembler.complete()
+
+
+def _mapping(payload: Any, name: str) -> Mapping[str, Any]:
+    if payload.__class__ is dict or isinstance(payload, Mapping):
+        return payload
+    raise shape_error(f"`{name}` is not a JSON object")
+
+
+def _key(obj: Mapping[str, Any]) -> int:
+    """A block's key is its ``contentBlockIndex`` (a digit string is accepted)."""
+    index = int_or_none(obj.get("contentBlockIndex"))
+    if index is None:
+        raise shape_error("a content block event without an integer `contentBlockIndex`")
+    return index
+
+
+def _blob_text(value: Any) -> str:
+    """A blob as the JSON wire carries it: base64 text (boto3 hands over the raw bytes)."""
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode("ascii")
+    return str_or_empty(value)
+
+
+# -- complete bodies ------------------------------------------------------------------
+
+
+def parse_body(assembler: Assembler, body: Mapping[str, Any]) -> None:
+    """A complete ``converse()`` output, read as the events that would have streamed it.
+
+    An error body (``{"message": ...}``, the type in a header AWS sends beside it, or in
+    ``__type`` where a proxy folds it in) is the :class:`ProviderError` it reports."""
+    output = body.get("output")
+    if output is None and isinstance(body.get("message"), str):
+        error_type = str_or_empty(body.get("__type")).rpartition("#")[2] or "error"
+        raise exception_error(error_type, body)
+    message = output.get("message") if isinstance(output, Mapping) else None
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, list):
+        raise shape_error("a Converse output without `output.message.content`")
+    handler = BedrockHandler(assembler)
+    handler.on_frame("messageStart", {"role": "assistant"})
+    for index, block in enumerate(content):
+        if not isinstance(block, Mapping):
+            raise shape_error("a content block is not a JSON object")
+        for frame in _block_frames(index, block):
+            handler.on_frame(
+                "contentBlockDelta" if "delta" in frame else "contentBlockStart", frame
+            )
+        handler.on_frame("contentBlockStop", {"contentBlockIndex": index})
+    handler.on_frame("messageStop", {"stopReason": body.get("stopReason")})
+    handler.on_frame("metadata", {"usage": body.get("usage")})
+
+
+def _block_frames(index: int, block: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``contentBlockStart`` / ``contentBlockDelta`` payloads that stream ``block``."""
+
+    def delta(value: dict[str, Any]) -> dict[str, Any]:
+        return {"contentBlockIndex": index, "delta": value}
+
+    if "text" in block:
+        return [delta({"text": str_or_empty(block["text"])})]
+    tool = block.get("toolUse")
+    if isinstance(tool, Mapping):
+        identity = {k: v for k, v in tool.items() if k != "input"}
+        arguments = tool.get("input")
+        fragment = arguments if isinstance(arguments, str) else json_text(arguments or {})
+        return [
+            {"contentBlockIndex": index, "start": {"toolUse": identity}},
+            delta({"toolUse": {"input": fragment}}),
+        ]
+    reasoning = block.get("reasoningContent")
+    if isinstance(reasoning, Mapping):
+        text = reasoning.get("reasoningText")
+        if isinstance(text, Mapping):
+            parts = {"text": text.get("text"), "signature": text.get("signature")}
+            return [delta({"reasoningContent": {k: v for k, v in parts.items() if v}})]
+        return [delta({"reasoningContent": dict(reasoning)})]
+    citations = block.get("citationsContent")
+    if isinstance(citations, Mapping):
+        # Text with its sources: the stream sends the same text as text deltas.
+        pieces = citations.get("content")
+        text = "".join(str_or_empty(p.get("text")) for p in pieces or () if isinstance(p, Mapping))
+        return [delta({"text": text})]
+    # Anything else (server tool results, images, documents, blocks added later).
+    return [{"contentBlockIndex": index, "start": dict(block)}]
