@@ -36,6 +36,14 @@ from ._core.response import (
     Unknown,
     Usage,
 )
+from ._core.serialize import event_from_dict
+from ._encode.encoder import (
+    StreamEncoder,
+    encode_response,
+    encode_stream,
+    encode_stream_sync,
+    media_type,
+)
 from ._io.adapters import (
     NormalizedStream,
     NormalizedStreamSync,
@@ -82,6 +90,7 @@ __all__ = [
     "ResponseDone",
     "ResponseStart",
     "StopReason",
+    "StreamEncoder",
     "StreamNormalizer",
     "StreamReadError",
     "StreamTimeoutError",
@@ -101,6 +110,11 @@ __all__ = [
     "assistant_message",
     "collect",
     "collect_sync",
+    "encode_response",
+    "encode_stream",
+    "encode_stream_sync",
+    "event_from_dict",
+    "media_type",
     "normalize",
     "normalize_stream",
     "normalize_stream_sync",

@@ -16,6 +16,7 @@ from .base import Handler
 
 if TYPE_CHECKING:
     from .._core.response import NormalizedResponse
+    from .._encode.writer import Writer
     from .._tools.registry import Tool, ToolResult
 
 __all__ = ["Api", "Framing", "HandlerOptions", "Message"]
@@ -66,3 +67,8 @@ class Api:
     """Whether a complete body is this API's."""
     turn_key: str = "messages"
     """The request field a conversation is appended to (``append_turn``)."""
+    encoder: Callable[[], Writer] | None = None
+    """A new stream writer for this API (``event(ev) -> bytes``, ``close() -> bytes``; see
+    ``_encode/writer.py``), or ``None`` when laminate does not write its streams."""
+    media_type: str | None = None
+    """The ``Content-Type`` of its streams; ``None``: the usual one of its framing."""

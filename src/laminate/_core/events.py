@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .flex import FlexValue
 from .partial_json import ArgumentsView, JSONPath, StringDelta
@@ -24,8 +24,18 @@ __all__ = [
 ]
 
 
+class _EventMixin:
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain-JSON rendering; ``laminate.event_from_dict`` reads it back."""
+        from .serialize import event_to_dict
+
+        return event_to_dict(self)  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True, slots=True)
-class ResponseStart:
+class ResponseStart(_EventMixin):
     """The answer began. First, once."""
 
     id: str
@@ -34,7 +44,7 @@ class ResponseStart:
 
 
 @dataclass(frozen=True, slots=True)
-class BlockStart:
+class BlockStart(_EventMixin):
     """Block ``index`` opened; ``block`` is its initial, empty state."""
 
     index: int
@@ -42,7 +52,7 @@ class BlockStart:
 
 
 @dataclass(frozen=True, slots=True)
-class TextDelta:
+class TextDelta(_EventMixin):
     """Text added to the ``Text`` block ``index``."""
 
     index: int
@@ -50,7 +60,7 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
-class ReasoningDelta:
+class ReasoningDelta(_EventMixin):
     """Text added to the ``Reasoning`` block ``index``."""
 
     index: int
@@ -58,7 +68,7 @@ class ReasoningDelta:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolInputDelta:
+class ToolInputDelta(_EventMixin):
     """Raw JSON text added to the arguments of the tool call ``index``.
 
     ``string_deltas``, ``is_complete()`` and ``partial`` describe the arguments as they
@@ -94,7 +104,7 @@ class ToolInputDelta:
 
 
 @dataclass(frozen=True, slots=True)
-class BlockEnd:
+class BlockEnd(_EventMixin):
     """Block ``index`` is complete; ``block`` is its final state."""
 
     index: int
@@ -102,7 +112,7 @@ class BlockEnd:
 
 
 @dataclass(frozen=True, slots=True)
-class ResponseDone:
+class ResponseDone(_EventMixin):
     """The answer is complete. Last, once."""
 
     response: NormalizedResponse

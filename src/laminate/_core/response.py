@@ -238,3 +238,17 @@ class NormalizedResponse:
     def reasoning(self) -> list[Reasoning]:
         """The reasoning blocks in order."""
         return [b for b in self.content if isinstance(b, Reasoning)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain-JSON rendering (what ``laminate replay`` prints); :meth:`from_dict`
+        reads it back into an equal response (``raw`` and ``usage.raw`` are not kept)."""
+        from .serialize import response_to_dict
+
+        return response_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> NormalizedResponse:
+        """The response that :meth:`to_dict` wrote; ``ValueError`` names what is wrong."""
+        from .serialize import response_from_dict
+
+        return response_from_dict(data)

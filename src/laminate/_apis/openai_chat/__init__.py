@@ -9,6 +9,7 @@ from ..._core.assembler import Assembler
 from ..spec import Api, HandlerOptions
 from . import requests
 from .body import write_body
+from .encode import OpenAIChatWriter
 from .stream import OpenAIChatHandler, parse_body
 
 __all__ = ["API"]
@@ -43,6 +44,7 @@ API = Api(
     assistant=requests.assistant,
     results=requests.results,
     write_body=write_body,
+    encoder=OpenAIChatWriter,
     matches_url=_matches_url,
     matches_frame=_matches_frame,
     matches_body=_matches_body,

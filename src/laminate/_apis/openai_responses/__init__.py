@@ -9,6 +9,7 @@ from ..._core.assembler import Assembler
 from ..spec import Api, HandlerOptions
 from . import requests
 from .body import write_body
+from .encode import OpenAIResponsesWriter
 from .stream import OpenAIResponsesHandler, parse_body
 
 __all__ = ["API"]
@@ -46,6 +47,7 @@ API = Api(
     assistant=requests.assistant,
     results=requests.results,
     write_body=write_body,
+    encoder=OpenAIResponsesWriter,
     matches_url=_matches_url,
     matches_frame=_matches_frame,
     matches_body=_matches_body,

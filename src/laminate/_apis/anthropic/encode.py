@@ -1,0 +1,169 @@
+"""An Anthropic Messages stream: ``message_start`` ... ``message_stop``.
+
+Blocks are numbered 0, 1, 2... in the order they are written (a block that is not written,
+such as a foreign opaque block, takes no number). Text is ``text_delta``, tool arguments
+``input_json_delta``, reasoning a ``thinking`` block with ``thinking_delta`` and, for an
+answer that came from Anthropic, its ``signature_delta`` before the block stops; a
+redacted block is written whole as ``redacted_thinking`` at its end. A reasoning block
+opens on its first text, so one that turns out to be redacted never opens as ``thinking``.
+
+Usage: ``message_start`` carries zero placeholders (the schema requires both counts and
+they are not known yet); ``message_delta`` carries every count that was reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ..._core.events import ResponseStart
+from ..._core.flex import FlexValue
+from ..._core.response import (
+    ContentBlock,
+    InvalidToolUse,
+    NormalizedResponse,
+    Reasoning,
+    Text,
+    ToolUse,
+    Unknown,
+)
+from ..._encode.writer import StreamWriter, cut_off, dumps, json_bytes, sse_event, wire_stop
+from ..shapes import counts
+from .stream import STOP_REASONS
+
+__all__ = ["AnthropicWriter"]
+
+_STOP: Final = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "pause_turn": "pause_turn",
+    "refusal": "refusal",
+    "content_filter": "refusal",
+    "context_window_exceeded": "model_context_window_exceeded",
+}
+_DELTA: Final = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":'
+_TEXT: Final = b',"delta":{"type":"text_delta","text":'
+_THINKING: Final = b',"delta":{"type":"thinking_delta","thinking":'
+_JSON: Final = b',"delta":{"type":"input_json_delta","partial_json":'
+_END: Final = b"}}\n\n"
+
+
+class AnthropicWriter(StreamWriter):
+    """Writes Messages stream events."""
+
+    name = "anthropic"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._numbers: dict[int, bytes] = {}  # block index -> its written index, encoded
+        self._pending: set[int] = set()  # reasoning blocks not opened yet
+        self._count = 0
+
+    def _open(self, index: int, block: dict[str, Any]) -> bytes:
+        number = str(self._count).encode()
+        self._count += 1
+        self._numbers[index] = number
+        payload = (
+            b'{"type":"content_block_start","index":'
+            + number
+            + b',"content_block":'
+            + dumps(block)
+            + b"}"
+        )
+        return sse_event("content_block_start", payload)
+
+    def _stop(self, index: int) -> bytes:
+        number = self._numbers.pop(index)
+        payload = b'{"type":"content_block_stop","index":' + number + b"}"
+        return sse_event("content_block_stop", payload)
+
+    def start(self, event: ResponseStart) -> bytes:
+        message: dict[str, Any] = {
+            "id": event.id,
+            "type": "message",
+            "role": "assistant",
+            "model": event.model,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        }
+        return sse_event("message_start", dumps({"type": "message_start", "message": message}))
+
+    def block_start(self, index: int, block: ContentBlock) -> bytes:
+        match block:
+            case Text():
+                return self._open(index, {"type": "text", "text": ""})
+            case ToolUse(id, name) | InvalidToolUse(id, name):
+                return self._open(index, {"type": "tool_use", "id": id, "name": name, "input": {}})
+            case Reasoning():
+                self._pending.add(index)
+        return b""  # reasoning opens on its first text; unknown blocks are written whole
+
+    def text(self, index: int, text: str) -> bytes:
+        return _DELTA + self._numbers[index] + _TEXT + json_bytes(text) + _END
+
+    def reasoning(self, index: int, text: str) -> bytes:
+        head = b""
+        if index in self._pending:
+            self._pending.discard(index)
+            head = self._open(index, {"type": "thinking", "thinking": "", "signature": ""})
+        return head + _DELTA + self._numbers[index] + _THINKING + json_bytes(text) + _END
+
+    def tool_input(self, index: int, fragment: str) -> bytes:
+        number = self._numbers.get(index)
+        if number is None:
+            return b""
+        return _DELTA + number + _JSON + json_bytes(fragment) + _END
+
+    def block_end(self, index: int, block: ContentBlock) -> bytes:
+        match block:
+            case Reasoning():
+                return self._reasoning_end(index, block)
+            case Unknown(block_type, FlexValue(value=dict() as data)) if self.own:
+                return self._open(index, {**data, "type": block_type}) + self._stop(index)
+            case InvalidToolUse() if cut_off(block):
+                # Left open, as the source left it: message_delta's stop reason cuts it.
+                self._numbers.pop(index, None)
+                return b""
+        return self._stop(index) if index in self._numbers else b""
+
+    def _reasoning_end(self, index: int, block: Reasoning) -> bytes:
+        opened = index not in self._pending
+        self._pending.discard(index)
+        signature = block.signature if self.own else None
+        if block.redacted:
+            if opened or signature is None:
+                return self._stop(index) if opened else b""
+            return self._open(index, {"type": "redacted_thinking", "data": signature}) + (
+                self._stop(index)
+            )
+        out = b""
+        if not opened:
+            if not signature:
+                return b""  # an empty block: nothing to write
+            out = self._open(index, {"type": "thinking", "thinking": "", "signature": ""})
+        if signature:
+            delta = {"type": "signature_delta", "signature": signature}
+            payload = b'{"type":"content_block_delta","index":' + self._numbers[index]
+            out += sse_event("content_block_delta", payload + b',"delta":' + dumps(delta) + b"}")
+        return out + self._stop(index)
+
+    def done(self, response: NormalizedResponse) -> bytes:
+        u = response.usage
+        usage = counts(
+            input_tokens=u.input_tokens,
+            cache_creation_input_tokens=u.cache_write_tokens,
+            cache_read_input_tokens=u.cache_read_tokens,
+        )
+        usage["output_tokens"] = u.output_tokens or 0
+        stop = wire_stop(response.stop_reason, STOP_REASONS, _STOP) or "end_turn"
+        delta = {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": usage,
+        }
+        return sse_event("message_delta", dumps(delta)) + sse_event(
+            "message_stop", b'{"type":"message_stop"}'
+        )

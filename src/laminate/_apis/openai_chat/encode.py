@@ -1,0 +1,141 @@
+"""A Chat Completions stream (``chat.completion.chunk`` SSE, ``data: [DONE]`` at the end).
+
+Every chunk carries the answer's ``id`` and ``model``; the envelope is encoded once and
+each delta is spliced into it. Tool calls get their own ``tool_calls[].index``, 0, 1, 2...
+in the order they start, whatever their block index (a content-block index reused as a
+tool-call index is the classic gateway bug). Reasoning is written as
+``reasoning_content``; usage goes in a final chunk with ``choices: []`` (what
+``stream_options.include_usage`` gives). Opaque reasoning tokens are written as
+``reasoning_details`` only for an answer that came from a Chat Completions server.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ..._core.events import ResponseStart
+from ..._core.response import (
+    ContentBlock,
+    InvalidToolUse,
+    NormalizedResponse,
+    Reasoning,
+    ToolUse,
+)
+from ..._encode.writer import StreamWriter, dumps, json_bytes, wire_stop
+from ..shapes import counts
+from .stream import STOP_REASONS
+
+__all__ = ["OpenAIChatWriter"]
+
+_FINISH: Final = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "content_filter": "content_filter",
+    "refusal": "stop",
+    "pause_turn": "stop",
+    "context_window_exceeded": "length",
+}
+_DONE: Final = b"data: [DONE]\n\n"
+
+
+class OpenAIChatWriter(StreamWriter):
+    """Writes ``chat.completion.chunk`` frames."""
+
+    name = "openai"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._head = b""  # `data: {"id":...,"choices":[{"index":0,"delta":`
+        self._calls: dict[int, bytes] = {}  # block index -> its tool_calls index, encoded
+        self._count = 0
+
+    def _chunk(self, delta: bytes, finish: bytes = b"null") -> bytes:
+        return self._head + delta + b',"finish_reason":' + finish + b"}]}\n\n"
+
+    def start(self, event: ResponseStart) -> bytes:
+        self._head = (
+            b'data: {"id":'
+            + json_bytes(event.id)
+            + b',"object":"chat.completion.chunk","created":0,"model":'
+            + json_bytes(event.model)
+            + b',"choices":[{"index":0,"delta":'
+        )
+        return self._chunk(b'{"role":"assistant"}')
+
+    def block_start(self, index: int, block: ContentBlock) -> bytes:
+        if not isinstance(block, ToolUse | InvalidToolUse):
+            return b""  # text and reasoning need no opening frame
+        number = str(self._count).encode()
+        self._count += 1
+        self._calls[index] = number
+        call = (
+            b'{"tool_calls":[{"index":'
+            + number
+            + b',"id":'
+            + json_bytes(block.id)
+            + b',"type":"function","function":{"name":'
+            + json_bytes(block.name)
+            + b',"arguments":""}}]}'
+        )
+        return self._chunk(call)
+
+    def text(self, index: int, text: str) -> bytes:
+        return self._chunk(b'{"content":' + json_bytes(text) + b"}")
+
+    def reasoning(self, index: int, text: str) -> bytes:
+        return self._chunk(b'{"reasoning_content":' + json_bytes(text) + b"}")
+
+    def tool_input(self, index: int, fragment: str) -> bytes:
+        number = self._calls.get(index)
+        if number is None:
+            return b""  # arguments of an unknown block: nothing to carry them
+        return self._chunk(
+            b'{"tool_calls":[{"index":'
+            + number
+            + b',"function":{"arguments":'
+            + json_bytes(fragment)
+            + b"}}]}"
+        )
+
+    def block_end(self, index: int, block: ContentBlock) -> bytes:
+        if not (isinstance(block, Reasoning) and self.own and (block.signature or block.id)):
+            return b""
+        # OpenRouter's `reasoning_details`: the opaque part goes back where it came from.
+        detail: dict[str, object]
+        if block.redacted:
+            detail = {"type": "reasoning.encrypted", "data": block.signature}
+        else:
+            detail = {"type": "reasoning.text", "text": ""}
+            if block.signature:
+                detail["signature"] = block.signature
+        if block.id:
+            detail["id"] = block.id
+        return self._chunk(dumps({"reasoning_details": [detail]}))
+
+    def done(self, response: NormalizedResponse) -> bytes:
+        finish = wire_stop(response.stop_reason, STOP_REASONS, _FINISH) or "stop"
+        out = self._chunk(b"{}", json_bytes(finish))
+        usage = _usage(response)
+        if usage:
+            head = self._head[: self._head.index(b'"choices":')]
+            out += head + b'"choices":[],"usage":' + dumps(usage) + b"}\n\n"
+        return out + _DONE
+
+
+def _usage(response: NormalizedResponse) -> dict[str, object]:
+    u = response.usage
+    usage: dict[str, object] = dict(
+        counts(prompt_tokens=u.input_tokens, completion_tokens=u.output_tokens)
+    )
+    if not usage and u.cache_read_tokens is None and u.reasoning_tokens is None:
+        return {}
+    if u.input_tokens is not None and u.output_tokens is not None:
+        usage["total_tokens"] = u.input_tokens + u.output_tokens
+    prompt = counts(cached_tokens=u.cache_read_tokens, cache_write_tokens=u.cache_write_tokens)
+    if prompt:
+        usage["prompt_tokens_details"] = prompt
+    if u.reasoning_tokens is not None:
+        usage["completion_tokens_details"] = {"reasoning_tokens": u.reasoning_tokens}
+    return usage

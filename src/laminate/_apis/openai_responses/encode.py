@@ -1,0 +1,251 @@
+"""A Responses API stream: the full event family, numbered by ``sequence_number``.
+
+``response.created`` and ``response.in_progress`` first; each block is one output item,
+numbered by ``output_index`` in the order written, with its own item id: a ``message``
+(one ``output_text`` part), a ``reasoning`` item (one summary part) or a
+``function_call`` (``call_id`` is the tool-call id). Each item is announced
+(``output_item.added``, ``content_part.added``), streamed (``output_text.delta``,
+``reasoning_summary_text.delta``, ``function_call_arguments.delta``) and closed
+(``*.done``, ``output_item.done`` with the item complete). The terminal event
+(``response.completed``, or ``response.incomplete`` for an answer cut short) carries the
+complete response, written by this API's body writer from the same blocks.
+
+Opaque tokens (``encrypted_content``, an item's own id, unknown items) are written only
+for an answer that came from the Responses API.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Final
+
+from ..._core.events import ResponseStart
+from ..._core.flex import FlexValue
+from ..._core.response import (
+    ContentBlock,
+    InvalidToolUse,
+    NormalizedResponse,
+    Reasoning,
+    StopReason,
+    Text,
+    ToolUse,
+    Unknown,
+)
+from ..._encode.writer import StreamWriter, dumps, json_bytes
+from .body import write_body
+
+__all__ = ["OpenAIResponsesWriter"]
+
+_CUT: Final = "cut off"  # how the assembler names a call the response ended inside
+
+
+class _Item:
+    __slots__ = ("id", "kind", "number", "opened")
+
+    def __init__(self, kind: str, number: int, id: str) -> None:
+        self.kind = kind
+        self.number = number
+        self.id = id
+        self.opened = False
+
+
+class OpenAIResponsesWriter(StreamWriter):
+    """Writes Responses API stream events."""
+
+    name = "openai-responses"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seq = 0
+        self._count = 0
+        self._items: dict[int, _Item] = {}
+        self._written: list[int] = []  # the block indexes that became output items
+        self._response: dict[str, Any] = {}
+
+    def _event(self, kind: str, fields: dict[str, Any]) -> bytes:
+        fields["sequence_number"] = self._seq
+        self._seq += 1
+        return (
+            b"event: "
+            + kind.encode()
+            + b'\ndata: {"type":"'
+            + kind.encode()
+            + b'",'
+            + (dumps(fields)[1:])
+            + b"\n\n"
+        )
+
+    def _delta(self, kind: bytes, item: _Item, extra: bytes, delta: str) -> bytes:
+        # The hot path: the frame is assembled from encoded pieces.
+        seq = str(self._seq).encode()
+        self._seq += 1
+        return (
+            b"event: " + kind + b'\ndata: {"type":"' + kind + b'","item_id":'
+            + json_bytes(item.id) + b',"output_index":' + str(item.number).encode()
+            + extra + b',"delta":' + json_bytes(delta) + b',"sequence_number":' + seq
+            + b"}\n\n"
+        )  # fmt: skip
+
+    def start(self, event: ResponseStart) -> bytes:
+        self._response = {
+            "id": event.id,
+            "object": "response",
+            "created_at": 0,
+            "status": "in_progress",
+            "model": event.model,
+            "output": [],
+            "usage": None,
+        }
+        created = self._event("response.created", {"response": self._response})
+        return created + self._event("response.in_progress", {"response": self._response})
+
+    def _add(self, index: int, kind: str, item_id: str, item: dict[str, Any]) -> bytes:
+        entry = _Item(kind, self._count, item_id)
+        self._count += 1
+        self._items[index] = entry
+        self._written.append(index)
+        entry.opened = True
+        added = {"output_index": entry.number, "item": {"id": item_id, "type": kind, **item}}
+        return self._event("response.output_item.added", added)
+
+    def block_start(self, index: int, block: ContentBlock) -> bytes:
+        match block:
+            case Text():
+                item = {"status": "in_progress", "role": "assistant", "content": []}
+                out = self._add(index, "message", f"msg_{index}", item)
+                part = {"type": "output_text", "text": "", "annotations": []}
+                return out + self._event("response.content_part.added", self._part(index, part))
+            case ToolUse(id, name) | InvalidToolUse(id, name):
+                item = {"status": "in_progress", "call_id": id, "name": name, "arguments": ""}
+                return self._add(index, "function_call", f"fc_{index}", item)
+            case Reasoning():
+                self._items[index] = _Item("reasoning", -1, f"rs_{index}")
+        return b""  # reasoning opens on its first text; unknown items are written whole
+
+    def _part(self, index: int, part: dict[str, Any]) -> dict[str, Any]:
+        item = self._items[index]
+        return {"item_id": item.id, "output_index": item.number, "content_index": 0, "part": part}
+
+    def _open_reasoning(self, index: int, item_id: str) -> bytes:
+        out = self._add(index, "reasoning", item_id, {"summary": []})
+        part = {"type": "summary_text", "text": ""}
+        fields = {**self._part(index, part), "summary_index": 0}
+        del fields["content_index"]
+        return out + self._event("response.reasoning_summary_part.added", fields)
+
+    def text(self, index: int, text: str) -> bytes:
+        return self._delta(
+            b"response.output_text.delta", self._items[index], b',"content_index":0', text
+        )
+
+    def reasoning(self, index: int, text: str) -> bytes:
+        item = self._items[index]
+        head = b"" if item.opened else self._open_reasoning(index, item.id)
+        return head + self._delta(
+            b"response.reasoning_summary_text.delta",
+            self._items[index],
+            b',"summary_index":0',
+            text,
+        )
+
+    def tool_input(self, index: int, fragment: str) -> bytes:
+        item = self._items.get(index)
+        if item is None or item.kind != "function_call":
+            return b""
+        return self._delta(b"response.function_call_arguments.delta", item, b"", fragment)
+
+    def block_end(self, index: int, block: ContentBlock) -> bytes:
+        match block:
+            case Text(text):
+                return self._text_end(index, text)
+            case ToolUse() | InvalidToolUse():
+                return self._call_end(index, block)
+            case Reasoning():
+                return self._reasoning_end(index, block)
+            case Unknown(block_type, FlexValue(value=dict() as data)) if self.own:
+                item = {**data, "type": block_type}
+                entry = _Item(block_type, self._count, str(data.get("id", f"item_{index}")))
+                self._count += 1
+                self._written.append(index)
+                fields = {"output_index": entry.number, "item": item}
+                added = self._event("response.output_item.added", dict(fields))
+                return added + self._event("response.output_item.done", fields)
+        return b""
+
+    def _done_item(self, index: int, item: dict[str, Any]) -> bytes:
+        entry = self._items[index]
+        fields = {"output_index": entry.number, "item": {"id": entry.id, **item}}
+        return self._event("response.output_item.done", fields)
+
+    def _text_end(self, index: int, text: str) -> bytes:
+        entry = self._items[index]
+        ids = {"item_id": entry.id, "output_index": entry.number, "content_index": 0}
+        part = {"type": "output_text", "text": text, "annotations": []}
+        out = self._event("response.output_text.done", {**ids, "text": text})
+        out += self._event("response.content_part.done", {**ids, "part": part})
+        item = {"type": "message", "status": "completed", "role": "assistant", "content": [part]}
+        return out + self._done_item(index, item)
+
+    def _call_end(self, index: int, block: ToolUse | InvalidToolUse) -> bytes:
+        entry = self._items[index]
+        if isinstance(block, ToolUse):
+            arguments = dumps(block.input.value).decode()
+            status = "completed"
+        else:
+            arguments = block.raw_input
+            status = "incomplete" if block.reason.startswith(_CUT) else "completed"
+        ids = {"item_id": entry.id, "output_index": entry.number}
+        out = self._event("response.function_call_arguments.done", {**ids, "arguments": arguments})
+        item = {
+            "type": "function_call",
+            "status": status,
+            "call_id": block.id,
+            "name": block.name,
+            "arguments": arguments,
+        }
+        return out + self._done_item(index, item)
+
+    def _reasoning_end(self, index: int, block: Reasoning) -> bytes:
+        entry = self._items[index]
+        signature = block.signature if self.own else None
+        out = b""
+        if not entry.opened:
+            if not signature and not (self.own and block.id):
+                del self._items[index]
+                return b""  # nothing this target can carry
+            entry.id = block.id or entry.id
+            out = self._add(index, "reasoning", entry.id, {"summary": []})
+        item: dict[str, Any] = {"type": "reasoning", "summary": []}
+        if block.text:
+            part = {"type": "summary_text", "text": block.text}
+            ids = {"item_id": entry.id, "output_index": entry.number, "summary_index": 0}
+            out += self._event("response.reasoning_summary_text.done", {**ids, "text": block.text})
+            out += self._event("response.reasoning_summary_part.done", {**ids, "part": part})
+            item["summary"] = [part]
+        if signature:
+            item["encrypted_content"] = signature
+        if self.own and block.id:
+            entry.id = block.id  # the item's own id: the reader keeps it from here
+        return out + self._done_item(index, item)
+
+    def done(self, response: NormalizedResponse) -> bytes:
+        body = write_body(self._written_part(response))
+        for item, index in zip(body["output"], self._written, strict=False):
+            entry = self._items.get(index)
+            if entry is not None and "id" in item:
+                item["id"] = entry.id
+        kind = "response.incomplete" if body["status"] == "incomplete" else "response.completed"
+        return self._event(kind, {"response": body})
+
+    def _written_part(self, response: NormalizedResponse) -> NormalizedResponse:
+        """The response as far as this stream carried it, for the terminal event."""
+        written = set(self._written)
+        content = [b for i, b in enumerate(response.content) if i in written]
+        if not self.own:
+            content = [
+                replace(b, signature=None) if isinstance(b, Reasoning) else b for b in content
+            ]
+        stop = response.stop_reason
+        if stop == StopReason.REFUSAL:  # the stream wrote the text as output_text
+            stop = StopReason.END_TURN.with_raw(stop.raw)
+        return replace(response, content=content, stop_reason=stop)

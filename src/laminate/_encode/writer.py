@@ -1,0 +1,281 @@
+"""The stream writer interface, and the framing helpers every writer shares.
+
+A writer turns laminate's events into one API's bytes, live: each event becomes bytes at
+once, so a client behind a gateway sees text and tool arguments grow as they arrive. The
+interface is two methods, ``event(ev) -> bytes`` and ``close() -> bytes``
+(:class:`Writer`). :class:`StreamWriter` implements them once: it checks the order of the
+events (start before deltas before end, nothing after the response), then calls one short
+hook per event kind, so a writer holds only its own bookkeeping (block index to output
+index, open block kinds) and never re-checks the protocol.
+
+Opaque tokens (signatures, encrypted reasoning, redacted data, unknown blocks) are only
+written back to the API they came from: :attr:`StreamWriter.own` says whether the answer's
+``provider`` is the writer's own.
+
+Framing helpers build bytes from pre-encoded pieces: a delta's payload is a template with
+one JSON string spliced in, so the hot path costs one string escape and a few joins.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from json.encoder import encode_basestring, encode_basestring_ascii
+from typing import Any, ClassVar, Protocol
+
+from .._core.errors import LaminateError
+from .._core.events import (
+    BlockEnd,
+    BlockStart,
+    Event,
+    ReasoningDelta,
+    ResponseDone,
+    ResponseStart,
+    TextDelta,
+    ToolInputDelta,
+)
+from .._core.flex import FlexValue
+from .._core.response import (
+    ContentBlock,
+    InvalidToolUse,
+    NormalizedResponse,
+    StopReason,
+    ToolUse,
+)
+
+__all__ = [
+    "StreamWriter",
+    "Writer",
+    "cut_off",
+    "dumps",
+    "json_bytes",
+    "ndjson_line",
+    "sse_data",
+    "sse_event",
+    "wire_stop",
+]
+
+
+class Writer(Protocol):
+    """What :class:`~laminate.StreamEncoder` needs of a target's stream writer."""
+
+    def event(self, event: Event) -> bytes:
+        """The bytes for one event (possibly empty)."""
+        ...
+
+    def close(self) -> bytes:
+        """The bytes that end the stream (possibly empty)."""
+        ...
+
+
+# -- JSON and framing -----------------------------------------------------------------------
+
+
+def json_bytes(text: str) -> bytes:
+    """``text`` as a JSON string literal, UTF-8 encoded.
+
+    Characters outside ASCII are written as they are; a lone surrogate (which UTF-8 cannot
+    carry) makes the whole string fall back to ``\\u`` escapes, which JSON can.
+    """
+    try:
+        return encode_basestring(text).encode()
+    except UnicodeEncodeError:
+        return encode_basestring_ascii(text).encode()
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON bytes for a whole payload (the frames that are not on the hot path)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        return json.dumps(value, separators=(",", ":")).encode()
+
+
+def sse_event(event: str, payload: bytes) -> bytes:
+    """One SSE event with an ``event:`` line. ``payload`` is one line of JSON."""
+    return b"event: " + event.encode() + b"\ndata: " + payload + b"\n\n"
+
+
+def sse_data(payload: bytes) -> bytes:
+    """One SSE event with only a ``data:`` line."""
+    return b"data: " + payload + b"\n\n"
+
+
+def ndjson_line(payload: bytes) -> bytes:
+    """One NDJSON line."""
+    return payload + b"\n"
+
+
+def wire_stop(stop: StopReason, table: Mapping[str, StopReason], by_kind: Mapping[str, str]) -> str:
+    """The stop string a target writes for ``stop``.
+
+    The provider's own string when the target's reader maps it to the same kind (so an
+    answer written back to its own API keeps its exact value); else the target's value for
+    the kind (``by_kind``); else the raw string, kept as sent (an unknown value stays
+    unknown), or the kind's name when the raw string would read as another kind.
+    """
+    raw = stop.raw
+    named = table.get(raw)
+    if named is not None and named == stop and not stop.is_unknown:
+        return raw
+    kind = stop.kind
+    if kind is not None and kind in by_kind:
+        return by_kind[kind]
+    if kind is not None and (named is not None or not raw):
+        return kind  # the raw string would name another kind here: write the kind's name
+    return raw
+
+
+def cut_off(block: ContentBlock) -> bool:
+    """Whether ``block`` is a tool call that the response's end cut off (its arguments may
+    even parse): a writer leaves such a call open, so the stop reason cuts it again."""
+    return isinstance(block, InvalidToolUse) and block.reason.startswith("cut off")
+
+
+# -- the base class --------------------------------------------------------------------------
+
+
+class StreamWriter:
+    """Events in, one API's bytes out. Subclasses implement the hooks.
+
+    ``name`` is the target's name (an API's ``provider`` name, ``"ai-sdk"``, ``"events"``).
+    The hooks receive what they need and return bytes: :meth:`start`, :meth:`block_start`,
+    :meth:`text`, :meth:`reasoning`, :meth:`tool_input`, :meth:`block_end`, :meth:`done`,
+    and :meth:`cut` (the events stopped before ``ResponseDone``; by default nothing is
+    written, so a reader sees the stream cut short as it was).
+    """
+
+    name: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        self.provider = ""
+        """The ``provider`` of the answer being written (from ``ResponseStart``)."""
+        self._live: set[int] = set()
+        self._held: dict[int, list[str]] = {}  # calls not named yet: their fragments
+        self._started = False
+        self._done = False
+        self._closed = False
+
+    @property
+    def own(self) -> bool:
+        """Whether the answer came from this writer's own API: only then are opaque
+        tokens (signatures, encrypted or redacted reasoning, unknown blocks) written."""
+        return self.provider == self.name
+
+    def event(self, event: Event) -> bytes:
+        """The bytes for one event."""
+        cls = event.__class__
+        if cls is TextDelta or cls is ToolInputDelta or cls is ReasoningDelta:
+            index: int = event.index  # type: ignore[union-attr]
+            if index not in self._live:
+                raise self._order_error(event, f"block {index} is not open")
+            if cls is TextDelta:
+                return self.text(index, event.text)  # type: ignore[union-attr]
+            if cls is ToolInputDelta:
+                if self._held and index in self._held:
+                    self._held[index].append(event.fragment)  # type: ignore[union-attr]
+                    return b""
+                return self.tool_input(index, event.fragment)  # type: ignore[union-attr]
+            return self.reasoning(index, event.text)  # type: ignore[union-attr]
+        if self._done or self._closed:
+            raise self._order_error(event, "the response is already complete")
+        match event:
+            case ResponseStart():
+                if self._started:
+                    raise self._order_error(event, "the response already started")
+                self._started = True
+                self.provider = event.provider
+                return self.start(event)
+            case BlockStart(index, block):
+                if index in self._live:
+                    raise self._order_error(event, f"block {index} is already open")
+                head = self._implicit_start()
+                self._live.add(index)
+                if isinstance(block, ToolUse) and not block.name:
+                    # Named later (some compatible servers): every API wants the name
+                    # first, so the call is written whole once it is known.
+                    self._held[index] = []
+                    return head
+                return head + self.block_start(index, block)
+            case BlockEnd(index, block):
+                if index not in self._live:
+                    raise self._order_error(event, f"block {index} is not open")
+                self._live.discard(index)
+                held = self._held.pop(index, None)
+                if held is None:
+                    return self.block_end(index, block)
+                return self._held_call(index, block, "".join(held))
+            case ResponseDone(response):
+                if self._live:
+                    raise self._order_error(event, f"blocks {sorted(self._live)} are still open")
+                head = self._implicit_start(response)
+                self._done = True
+                return head + self.done(response)
+        raise TypeError(f"not a laminate event: {event!r}")
+
+    def close(self) -> bytes:
+        """The bytes that end the stream: nothing after ``ResponseDone``; :meth:`cut`
+        before it."""
+        if self._closed:
+            return b""
+        self._closed = True
+        return b"" if self._done else self.cut()
+
+    def _held_call(self, index: int, block: ContentBlock, arguments: str) -> bytes:
+        if not isinstance(block, ToolUse | InvalidToolUse):
+            raise LaminateError(f"{self.name} writer: block {index} started as a tool call")
+        out = self.block_start(index, ToolUse(block.id, block.name, FlexValue({})))
+        if arguments:
+            out += self.tool_input(index, arguments)
+        return out + self.block_end(index, block)
+
+    def _implicit_start(self, response: NormalizedResponse | None = None) -> bytes:
+        # Events built by hand may leave out ResponseStart: the answer still needs one.
+        if self._started:
+            return b""
+        self._started = True
+        start = ResponseStart("", "", "")
+        if response is not None:
+            start = ResponseStart(response.id, response.model, response.provider)
+        self.provider = start.provider
+        return self.start(start)
+
+    def _order_error(self, event: Event, why: str) -> LaminateError:
+        return LaminateError(
+            f"{self.name} writer: {type(event).__name__} out of order: {why}", partial=None
+        )
+
+    # -- hooks ---------------------------------------------------------------------------------
+
+    def start(self, event: ResponseStart) -> bytes:
+        """The answer began."""
+        raise NotImplementedError
+
+    def block_start(self, index: int, block: ContentBlock) -> bytes:
+        """Block ``index`` opened (``block`` is its empty initial state)."""
+        raise NotImplementedError
+
+    def text(self, index: int, text: str) -> bytes:
+        """Text added to a ``Text`` block."""
+        raise NotImplementedError
+
+    def reasoning(self, index: int, text: str) -> bytes:
+        """Text added to a ``Reasoning`` block."""
+        raise NotImplementedError
+
+    def tool_input(self, index: int, fragment: str) -> bytes:
+        """Raw JSON text added to a tool call's arguments."""
+        raise NotImplementedError
+
+    def block_end(self, index: int, block: ContentBlock) -> bytes:
+        """Block ``index`` is complete (``block`` is its final state)."""
+        raise NotImplementedError
+
+    def done(self, response: NormalizedResponse) -> bytes:
+        """The answer is complete: stop reason, usage, the terminal frames."""
+        raise NotImplementedError
+
+    def cut(self) -> bytes:
+        """The events ended before the answer was complete."""
+        return b""
