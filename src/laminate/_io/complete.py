@@ -19,6 +19,7 @@ __all__ = [
     "normalize",
     "parse_anthropic_response",
     "parse_bedrock_response",
+    "parse_cohere_response",
     "parse_ollama_response",
     "parse_openai_response",
     "parse_responses_response",
@@ -86,6 +87,12 @@ def parse_bedrock_response(body: Body) -> NormalizedResponse:
     """A complete Bedrock ``converse()`` output (``output.message.content``, ``stopReason``,
     ``usage``), as boto3 returns it or as JSON."""
     return _parse("bedrock", body, HandlerOptions())
+
+
+def parse_cohere_response(body: Body) -> NormalizedResponse:
+    """A complete Cohere v2 chat body (``message`` with ``content``, ``tool_plan``,
+    ``tool_calls`` and ``citations``; ``finish_reason``; ``usage``)."""
+    return _parse("cohere", body, HandlerOptions())
 
 
 def parse_ollama_response(body: Body) -> NormalizedResponse:

@@ -1,0 +1,74 @@
+"""Cohere v2 chat (``provider="cohere"``): typed SSE events and complete bodies."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ..._core.assembler import Assembler
+from ..spec import Api, HandlerOptions
+from . import requests
+from .body import write_body
+from .stream import CohereHandler, parse_body
+
+__all__ = ["API"]
+
+# Every v2 event type. Hyphenated, unlike Anthropic's: no other API sends these.
+_EVENTS: Final = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "citation-start",
+        "citation-end",
+        "message-end",
+    }
+)
+
+
+def _handler(assembler: Assembler, options: HandlerOptions) -> CohereHandler:
+    return CohereHandler(assembler)
+
+
+def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
+    parse_body(assembler, body)
+
+
+def _matches_url(path: str) -> bool:
+    return path.endswith("/v2/chat")
+
+
+def _matches_frame(event: str | None, obj: Any) -> bool:
+    kind = obj.get("type")
+    if isinstance(kind, str):
+        return kind in _EVENTS
+    # Cohere's v1 stream is claimed too, so that its handler can say it is not read.
+    return "event_type" in obj and "is_finished" in obj
+
+
+def _matches_body(body: Mapping[str, Any]) -> bool:
+    if "finish_reason" not in body:
+        return False
+    # v2: {"id", "message": {...}, "finish_reason", "usage"}; v1 (claimed, to be refused
+    # clearly): {"generation_id", "text", "finish_reason", ...}.
+    return isinstance(body.get("message"), Mapping) or "generation_id" in body
+
+
+API = Api(
+    name="cohere",
+    framing="sse",
+    handler=_handler,
+    read_body=_read_body,
+    tool=requests.tool,
+    assistant=requests.assistant,
+    results=requests.results,
+    write_body=write_body,
+    matches_url=_matches_url,
+    matches_frame=_matches_frame,
+    matches_body=_matches_body,
+)
