@@ -889,3 +889,33 @@ def test_mock_server_answers_converse_stream_and_converse() -> None:
         failed = httpx.post(body_url, json=request, headers=headers)
         assert failed.status_code == 500
         assert failed.json() == {"message": "Too many requests, please wait before trying again."}
+
+
+def test_boto3_against_the_mock_server() -> None:
+    """boto3 itself (signing, its event stream parser, its exceptions) against the mock
+    server: what it hands users gives what the bytes give."""
+    boto3 = pytest.importorskip("boto3")
+    pytest.importorskip("uvicorn")
+    messages = [{"role": "user", "content": [{"text": "Oslo and Lima?"}]}]
+    with mock_server(FIXTURES) as base:
+        client = boto3.client(
+            "bedrock-runtime",
+            endpoint_url=base,
+            region_name="us-east-1",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+        )
+        for name in ("parallel-tools", "reasoning", "redacted-reasoning", "text"):
+            answer = client.converse_stream(modelId=name, messages=messages)
+            events = list(laminate.normalize_stream_sync(answer))
+            assert events == run_chunks([(BEDROCK / f"{name}.eventstream").read_bytes()]).events
+            output = client.converse(modelId=name, messages=messages)
+            streamed = done(run_chunks([(BEDROCK / f"{name}.eventstream").read_bytes()]))
+            assert laminate.normalize(output).content == streamed.content
+        answer = client.converse_stream(modelId="throttled-mid-stream", messages=messages)
+        with pytest.raises(ProviderError) as caught:
+            laminate.collect_sync(answer)
+        assert caught.value.error_type == "throttlingException"
+        assert caught.value.retryable
+        assert caught.value.partial is not None
+        assert caught.value.partial.text() == "The first half of the answer"
