@@ -27,7 +27,6 @@ from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any, Final
 
-from .._apis.base import error_from_payload
 from .._apis.registry import APIS
 from .._core.errors import ProviderError
 from .._framing.eventstream import error_from_frame
@@ -35,7 +34,8 @@ from .._framing.lines import Frame
 
 __all__ = [
     "bedrock_frame",
-    "error_from_sdk",
+    "botocore_error",
+    "error_payload",
     "held_response",
     "is_botocore_stream",
     "is_stream_manager",
@@ -154,33 +154,37 @@ def _as_wire(value: Any) -> Any:
     return value
 
 
-def error_from_sdk(exc: BaseException) -> ProviderError | None:
-    """The :class:`ProviderError` an SDK's own exception stands for, else ``None``."""
+def error_payload(exc: BaseException) -> tuple[Mapping[str, Any], int | None] | None:
+    """The error frame or body an SDK's exception was raised for, with the HTTP status
+    when that was not 2xx (``None``: the error came inside a stream), else ``None``.
+
+    Handing the frame itself to the normalizer gives the error the same bytes give.
+    """
     root, name = _root(module_of(exc)), type(exc).__name__
     if root == "ollama" and name == "ResponseError":
-        status = getattr(exc, "status_code", None)
-        error = error_from_payload({"error": getattr(exc, "error", str(exc))})
-        error.status_code = _non_2xx(status)
-        return error
-    if root in ("botocore", "aiobotocore") and isinstance(getattr(exc, "response", None), Mapping):
-        return _botocore_error(exc, in_stream=name == "EventStreamError")
-    if root == "google" and hasattr(exc, "code") and hasattr(exc, "details"):
-        details = getattr(exc, "details", None)
-        status = _non_2xx(getattr(getattr(exc, "response", None), "status_code", None))
-        if isinstance(details, Mapping) and "error" in details:
-            error = error_from_payload(details)
-        else:
-            error = error_from_payload(
-                {"error": {"message": getattr(exc, "message", None) or str(exc), "code": exc.code}}
-            )
-        error.status_code = status
-        return error
+        # Raised for an `{"error": ...}` line (status -1), or for a non-2xx answer.
+        error = getattr(exc, "error", None) or str(exc)
+        return {"error": error}, _non_2xx(getattr(exc, "status_code", None))
+    if root == "google" and isinstance(getattr(exc, "details", None), Mapping):
+        details: Mapping[str, Any] = exc.details  # type: ignore[attr-defined]
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        payload = details if "error" in details else {"error": details}
+        return payload, _non_2xx(status)
     if root in _WRAPPING_SDKS and isinstance(getattr(exc, "body", None), Mapping):
         body: Mapping[str, Any] = exc.body  # type: ignore[attr-defined]
-        error = error_from_payload(body if "error" in body else {"error": body})
-        error.status_code = _non_2xx(getattr(exc, "status_code", None))
-        return error
+        payload = body if "error" in body else {"error": body}
+        return payload, _non_2xx(getattr(exc, "status_code", None))
     return None
+
+
+def botocore_error(exc: BaseException) -> ProviderError | None:
+    """botocore's ``EventStreamError`` (an exception message in the stream) or
+    ``ClientError`` as the :class:`ProviderError` the same message gives."""
+    if _root(module_of(exc)) not in ("botocore", "aiobotocore"):
+        return None
+    if not isinstance(getattr(exc, "response", None), Mapping):
+        return None
+    return _botocore_error(exc, in_stream=type(exc).__name__ == "EventStreamError")
 
 
 def _botocore_error(exc: BaseException, *, in_stream: bool) -> ProviderError:

@@ -42,7 +42,8 @@ from .._core.events import Event
 from .._core.normalizer import StreamNormalizer
 from .sdk import (
     bedrock_frame,
-    error_from_sdk,
+    botocore_error,
+    error_payload,
     held_response,
     is_botocore_stream,
     is_stream_manager,
@@ -493,13 +494,29 @@ def first_reader(first: Any, run: Run, *, bedrock: bool) -> Callable[[Any], list
 
 
 def read_error(exc: Exception, normalizer: StreamNormalizer) -> LaminateError:
-    """What an exception raised by the source while it was read becomes."""
+    """What an exception raised by the source while it was read becomes.
+
+    An SDK that raised for an error frame (ollama's ``ResponseError``, google-genai's
+    ``APIError``) gets that frame handed to the normalizer, so the error is the one the
+    same bytes give; for a non-2xx answer it is the error :func:`http_error` gives.
+    """
     if isinstance(exc, LaminateError):
         return exc
-    error: LaminateError | None = error_from_sdk(exc)
+    error: LaminateError | None = botocore_error(exc)
+    found = error_payload(exc) if error is None else None
+    if found is not None:
+        payload, status = found
+        if status is not None:
+            error = http_error(status, json.dumps(payload).encode())
+        else:
+            try:
+                normalizer.feed_payload(payload)
+            except LaminateError as from_frame:
+                return from_frame
     if error is None:
         error = StreamReadError(f"reading the stream failed: {type(exc).__name__}: {exc}")
-    error.partial = normalizer.snapshot()
+    if error.partial is None:
+        error.partial = normalizer.snapshot()
     return error
 
 
