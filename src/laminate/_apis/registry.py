@@ -10,7 +10,7 @@ from typing import Any, Final
 
 from .._core.assembler import Assembler
 from .._core.errors import UnknownProviderError
-from . import anthropic, bedrock, cohere, ollama, openai_chat, openai_responses
+from . import anthropic, bedrock, cohere, gemini, ollama, openai_chat, openai_responses
 from .base import error_from_payload
 from .spec import Api, HandlerOptions
 
@@ -23,6 +23,7 @@ APIS: Final[Mapping[str, Api]] = {
         openai_responses.API,
         anthropic.API,
         ollama.API,
+        gemini.API,
         cohere.API,
         bedrock.API,
     )

@@ -53,6 +53,9 @@ class Api:
     """Reads a complete (non-streaming) body into an assembler."""
     tool: Callable[[Tool], Message]
     """One entry of the request's ``tools`` array."""
+    tools_array: Callable[[list[Message]], list[Message]] = list
+    """The request's ``tools`` array from the entries of ``tool`` (as they are, by
+    default; Gemini nests them in one ``functionDeclarations`` tool)."""
     assistant: Callable[[NormalizedResponse, str | None], Message | list[Message]]
     """The assistant turn in this API's request shape."""
     results: Callable[[Sequence[ToolResult]], list[Message]]
@@ -67,6 +70,9 @@ class Api:
     """Whether a complete body is this API's."""
     turn_key: str = "messages"
     """The request field a conversation is appended to (``append_turn``)."""
+    whole_arguments: bool = False
+    """Whether its frames carry tool arguments as whole JSON objects (not text): their
+    numbers must be read exactly (see ``_core/jsonlib.py``)."""
     encoder: Callable[[], Writer] | None = None
     """A new stream writer for this API (``event(ev) -> bytes``, ``close() -> bytes``; see
     ``_encode/writer.py``), or ``None`` when laminate does not write its streams."""

@@ -132,7 +132,7 @@ class _Block:
         """The block as it stands; an unfinished tool call is an ``InvalidToolUse``."""
         match self.kind:
             case 0:
-                return Text(self.text())
+                return Text(self.text(), self._signature())
             case 1:
                 sig = "".join(self.signature) if self.signature is not None else None
                 return Reasoning(self.text(), sig, self.redacted, self.id or None)
@@ -151,7 +151,10 @@ class _Block:
         args, reason = finalize_tool_input(raw)
         if args is None:
             return InvalidToolUse(self.id, self.name, raw, reason)
-        return ToolUse(self.id, self.name, FlexValue(args))
+        return ToolUse(self.id, self.name, FlexValue(args), self._signature())
+
+    def _signature(self) -> str | None:
+        return "".join(self.signature) if self.signature is not None else None
 
     def text(self) -> str:
         """All the text received, joined once."""
@@ -301,6 +304,19 @@ class Assembler:
         if block.signature is None:
             block.signature = []
         block.signature.append(signature)
+
+    def text_signature(self, key: Hashable, signature: str) -> None:
+        """Set the opaque signature of an open text block (Gemini's ``thoughtSignature``),
+        kept byte for byte; a text block has one, so a later one replaces it."""
+        self._block(key, _TEXT).signature = [signature]
+
+    def tool_signature(self, key: Hashable, signature: str) -> None:
+        """Set the opaque signature of an open tool call, kept byte for byte."""
+        block = self._open.get(key)
+        if block is None:
+            raise MalformedStreamError("a signature for a tool call that is not open")
+        self._check_kind(block, _TOOL)
+        block.signature = [signature]
 
     def tool_start(self, key: Hashable, id: str, name: str) -> None:
         """Open a tool call. An empty or repeated id is replaced by a stable generated one."""

@@ -50,10 +50,13 @@ __all__ = [
 
 def block_to_dict(block: ContentBlock) -> dict[str, Any]:
     match block:
-        case Text(text):
-            return {"type": "text", "text": text}
-        case ToolUse(id, name, input):
-            return {"type": "tool_use", "id": id, "name": name, "input": input.value}
+        case Text(text, signature):
+            # The signature key is there only when a provider sent one (Gemini).
+            out = {"type": "text", "text": text}
+            return out if signature is None else {**out, "signature": signature}
+        case ToolUse(id, name, input, signature):
+            call = {"type": "tool_use", "id": id, "name": name, "input": input.value}
+            return call if signature is None else {**call, "signature": signature}
         case InvalidToolUse(id, name, raw_input, reason):
             return {
                 "type": "invalid_tool_use",

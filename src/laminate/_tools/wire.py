@@ -24,6 +24,13 @@ One table row per provider, one small function per shape. What each shape keeps:
     arguments are an object. Results: one ``tool`` message per result with
     ``tool_name`` (and ``tool_call_id``, which newer servers pair on), ``Error:`` prefix.
 
+``gemini`` (``generateContent``)
+    Assistant: one ``model`` turn of parts in content order: thought text
+    (``thought: true``), text, ``functionCall`` (its ``id`` when the provider gave one),
+    each with its ``thoughtSignature`` where it came, and the parts laminate keeps as
+    ``Unknown``, whole. Results: ONE ``user`` turn of ``functionResponse`` parts,
+    ``{"output": ...}`` or ``{"error": ...}``.
+
 Opaque reasoning (signatures, encrypted content, redacted data) and ``Unknown`` blocks are
 only echoed to the API that produced them: they mean nothing to another. An
 ``InvalidToolUse`` is echoed too (the API wants to see the call a result answers): its raw
@@ -50,14 +57,14 @@ _WANTED: Final = "tool wire shapes"
 
 def tool_definitions(tools: Iterable[Tool], provider: str) -> list[Message]:
     """The ``tools`` array of a request to ``provider``."""
-    shape = api(provider, wanted=_WANTED).tool
-    return [shape(tool) for tool in tools]
+    record = api(provider, wanted=_WANTED)
+    return record.tools_array([record.tool(tool) for tool in tools])
 
 
 @overload
 def assistant_message(
     response: NormalizedResponse,
-    provider: Literal["openai", "anthropic", "ollama"],
+    provider: Literal["openai", "anthropic", "ollama", "gemini"],
     *,
     reasoning_field: str | None = ...,
 ) -> Message: ...

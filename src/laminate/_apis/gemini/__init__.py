@@ -1,0 +1,58 @@
+"""Gemini ``generateContent`` / ``streamGenerateContent`` (``provider="gemini"``), on the
+Gemini API and on Vertex AI."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..._core.assembler import Assembler
+from ..spec import Api, HandlerOptions
+from . import requests
+from .body import write_body
+from .stream import GeminiHandler, parse_body
+
+__all__ = ["API"]
+
+
+def _handler(assembler: Assembler, options: HandlerOptions) -> GeminiHandler:
+    return GeminiHandler(assembler, options)
+
+
+def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
+    parse_body(assembler, body, options)
+
+
+def _matches_url(path: str) -> bool:
+    # `/v1beta/models/{model}:streamGenerateContent`, Vertex's
+    # `.../publishers/google/models/{model}:generateContent`.
+    return path.endswith((":streamGenerateContent", ":generateContent"))
+
+
+def _is_response(obj: Mapping[str, Any]) -> bool:
+    return (
+        "candidates" in obj
+        or "promptFeedback" in obj
+        or ("usageMetadata" in obj and "modelVersion" in obj)
+    )
+
+
+def _matches_frame(event: str | None, obj: Any) -> bool:
+    return event is None and _is_response(obj)
+
+
+API = Api(
+    name="gemini",
+    framing="sse",
+    handler=_handler,
+    read_body=_read_body,
+    tool=requests.tool,
+    tools_array=requests.tools_array,
+    assistant=requests.assistant,
+    results=requests.results,
+    write_body=write_body,
+    matches_url=_matches_url,
+    matches_frame=_matches_frame,
+    matches_body=_is_response,
+    turn_key="contents",
+)

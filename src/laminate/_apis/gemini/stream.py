@@ -1,0 +1,552 @@
+"""Gemini ``generateContent`` / ``streamGenerateContent``, on the Gemini API and Vertex AI.
+
+Stream: every frame (an SSE ``data:`` event with ``alt=sse``, an element of the streamed
+JSON array without it) is a whole ``GenerateContentResponse``: no event names, no block
+indexes, no start or stop events, no ``[DONE]``. A complete body is the same object once.
+So the handler keeps what the wire leaves implicit, one walk over each frame:
+
+- **Blocks.** The current block's key and kind. A part of another kind (thought text,
+  answer text, a function call, anything else) closes it and opens the next; every
+  ``functionCall`` part is its own ``ToolUse``, whether parallel calls share a chunk or
+  come one per chunk. A call without an ``id`` gets the assembler's stable generated one.
+- **Signatures.** ``thoughtSignature`` may sit on any part; it is kept byte for byte on the
+  block the part belongs to (``Text``, ``Reasoning``, ``ToolUse``). A signature-only part
+  (``{"text": "", "thoughtSignature": ...}``, sent at the end of text answers) belongs to
+  the block it follows and opens none, unless that block is already signed or cannot
+  carry one: then it becomes an empty ``Text`` of its own, so nothing is lost.
+- **Arguments.** A whole ``args`` object is one ``tool_input`` fragment (its JSON text).
+  Vertex's ``streamFunctionCallArguments`` sends ``{name, willContinue}``, then
+  ``partialArgs`` pieces addressed by JSON path, then ``{"functionCall": {}}`` (or
+  ``willContinue`` left out); :class:`_ArgumentWriter` turns the pieces into JSON text
+  fragments, in order, so the live-argument views work as for every other API.
+- **Metadata.** ``groundingMetadata``, ``citationMetadata`` and ``urlContextMetadata`` of a
+  candidate are kept as one ``Unknown`` block each (lists concatenated across chunks,
+  other fields replaced); other parts (``executableCode``, ``inlineData``, ...) are
+  ``Unknown`` blocks holding the part as sent.
+- **End.** ``finishReason`` (or ``promptFeedback.blockReason``, a blocked prompt) is the
+  only sign of completion; a stream that ends without one was cut
+  (``IncompleteStreamError``, raised by the normalizer at the end of the bytes).
+- **Usage.** ``usageMetadata`` is cumulative: each report replaces the counts it holds.
+- **Errors.** ``{"error": {code, message, status}}`` in a frame is a ``ProviderError``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Final
+
+from ..._core.assembler import Assembler
+from ..._core.errors import IncompleteStreamError, MalformedStreamError, ProviderError
+from ..._core.response import StopReason
+from ..base import int_or_none, is_retryable, json_text, shape_error, stop_reason_from
+from ..spec import HandlerOptions
+
+__all__ = [
+    "METADATA",
+    "STOP_REASONS",
+    "GeminiHandler",
+    "gemini_error",
+    "parse_body",
+    "usage_counts",
+]
+
+_FILTERED = StopReason.CONTENT_FILTER
+STOP_REASONS: Final[Mapping[str, StopReason]] = {
+    "STOP": StopReason.END_TURN,
+    "MAX_TOKENS": StopReason.MAX_TOKENS,
+    "SAFETY": _FILTERED,
+    "RECITATION": _FILTERED,
+    "BLOCKLIST": _FILTERED,
+    "PROHIBITED_CONTENT": _FILTERED,
+    "SPII": _FILTERED,
+    "IMAGE_SAFETY": _FILTERED,
+    "IMAGE_PROHIBITED_CONTENT": _FILTERED,
+    "IMAGE_RECITATION": _FILTERED,
+}
+"""``finishReason`` values with a named kind; any other (``MALFORMED_FUNCTION_CALL``,
+``OTHER``, ``LANGUAGE``, values added later) is kept as ``StopReason.unknown``."""
+
+METADATA: Final = ("groundingMetadata", "citationMetadata", "urlContextMetadata")
+"""Candidate fields kept as ``Unknown`` blocks of that name."""
+
+# Status values of `google.rpc.Status` worth a retry (the API's own guidance).
+_RETRYABLE: Final = frozenset(
+    {"UNAVAILABLE", "RESOURCE_EXHAUSTED", "INTERNAL", "DEADLINE_EXCEEDED"}
+)
+# Part fields that qualify a part rather than make it one.
+_PART_EXTRAS: Final = frozenset(
+    {"thought", "thoughtSignature", "partMetadata", "videoMetadata", "mediaResolution"}
+)
+# The finishes that end a streamed call cleanly.
+_CLEAN: Final = (StopReason.END_TURN, StopReason.TOOL_USE)
+
+_TEXT: Final = 0
+_REASONING: Final = 1
+_TOOL: Final = 2
+_UNKNOWN: Final = 3
+
+
+def gemini_error(payload: Mapping[str, Any]) -> ProviderError:
+    """``{"error": {"code", "message", "status"}}`` as a :class:`ProviderError` whose
+    ``error_type`` is the ``status`` (``RESOURCE_EXHAUSTED``, ...)."""
+    err = payload.get("error")
+    if not isinstance(err, Mapping):
+        err = {"message": str(err)}
+    status = err.get("status")
+    code = err.get("code")
+    error_type = status if isinstance(status, str) and status else str(code or "error")
+    message = err.get("message")
+    return ProviderError(
+        message if isinstance(message, str) and message else "the provider reported an error",
+        error_type=error_type,
+        retryable=error_type in _RETRYABLE or (not status and is_retryable("", code)),
+        raw=payload,
+    )
+
+
+def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
+    """The counts of one ``usageMetadata``: output is everything billed as output,
+    thoughts included."""
+    candidates = int_or_none(usage.get("candidatesTokenCount"))
+    thoughts = int_or_none(usage.get("thoughtsTokenCount"))
+    output = None
+    if candidates is not None or thoughts is not None:
+        output = (candidates or 0) + (thoughts or 0)
+    return {
+        "input_tokens": int_or_none(usage.get("promptTokenCount")),
+        "output_tokens": output,
+        "reasoning_tokens": thoughts,
+        "cache_read_tokens": int_or_none(usage.get("cachedContentTokenCount")),
+    }
+
+
+class GeminiHandler:
+    """Stream handler for ``GenerateContentResponse`` frames."""
+
+    __slots__ = ("_args", "_choice", "_key", "_kind", "_meta", "_next", "_signed", "assembler")
+
+    def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
+        self.assembler = assembler
+        self._choice = options.choice if options is not None else 0
+        self._key: int | None = None  # the current block
+        self._kind = -1
+        self._signed = False  # the current block has its signature
+        self._args: _ArgumentWriter | None = None  # the current call's streamed arguments
+        self._next = 0
+        self._meta: dict[str, dict[str, Any]] = {}
+
+    def on_frame(self, event: str | None, obj: Any) -> None:
+        if obj.__class__ is not dict and not isinstance(obj, Mapping):
+            raise shape_error("a Gemini chunk is not a JSON object")
+        if "error" in obj:
+            raise gemini_error(obj)
+        asm = self.assembler
+        if not asm.started:
+            asm.start(_str(obj.get("responseId")), _str(obj.get("modelVersion")))
+        candidates = obj.get("candidates")
+        if candidates:
+            if candidates.__class__ is not list:
+                raise shape_error("`candidates` is not a list")
+            for candidate in candidates:
+                if candidate.__class__ is not dict and not isinstance(candidate, Mapping):
+                    raise shape_error("a candidate is not an object")
+                index = candidate.get("index")
+                if (index or 0) == self._choice:
+                    self._candidate(candidate)
+                    break
+        usage = obj.get("usageMetadata")
+        if usage:
+            if not isinstance(usage, Mapping):
+                raise shape_error("`usageMetadata` is not an object")
+            asm.usage(dict(usage), **usage_counts(usage))
+        feedback = obj.get("promptFeedback")
+        if feedback and isinstance(feedback, Mapping):
+            blocked = feedback.get("blockReason")
+            if isinstance(blocked, str) and blocked:
+                # The prompt was refused: a complete answer with no content.
+                self._finish(_FILTERED.with_raw(blocked))
+
+    def on_done_marker(self) -> None:
+        # Gemini sends no `[DONE]`; a proxy that adds one after the finish reason ends the
+        # answer, one that adds it earlier cut it short.
+        if not self.assembler.finished:
+            raise IncompleteStreamError("[DONE] arrived before the candidate's finishReason")
+        self.assembler.complete()
+
+    # -- one candidate ----------------------------------------------------------------
+
+    def _candidate(self, candidate: Mapping[str, Any]) -> None:
+        content = candidate.get("content")
+        if content:
+            if content.__class__ is not dict and not isinstance(content, Mapping):
+                raise shape_error("a candidate's `content` is not an object")
+            parts = content.get("parts")
+            if parts:
+                if parts.__class__ is not list:
+                    raise shape_error("`parts` is not a list")
+                for part in parts:
+                    self._part(part)
+        for name in METADATA:
+            value = candidate.get(name)
+            if value:
+                self._metadata(name, value)
+        raw = candidate.get("finishReason")
+        if raw:
+            if not isinstance(raw, str):
+                raise shape_error("`finishReason` is not a string")
+            stop = stop_reason_from(raw, STOP_REASONS)
+            if stop == StopReason.END_TURN and self.assembler.has_tool_calls():
+                stop = StopReason.TOOL_USE.with_raw(raw)  # Gemini has no tool finish reason
+            self._finish(stop)
+
+    def _part(self, part: Any) -> None:
+        if part.__class__ is not dict and not isinstance(part, Mapping):
+            raise shape_error("a part is not an object")
+        signature = part.get("thoughtSignature")
+        if signature is not None and not isinstance(signature, str):
+            raise shape_error("`thoughtSignature` is not a string")
+        text = part.get("text")
+        if text is not None:  # nearly every part
+            if text.__class__ is not str:
+                raise shape_error("a part's `text` is not a string")
+            kind = _REASONING if part.get("thought") is True else _TEXT
+            if text:
+                self._text(kind, text, signature)
+            elif signature:
+                self._lone_signature(signature, kind)
+            return
+        call = part.get("functionCall")
+        if call is not None:
+            self._call(call, signature)
+            return
+        block_type = next((name for name in part if name not in _PART_EXTRAS), None)
+        if block_type is not None:
+            self._close()
+            key = self._open(_UNKNOWN)
+            self.assembler.unknown(key, block_type, dict(part))
+        elif signature:
+            self._lone_signature(signature, _TEXT)
+        # else: an empty part, or `thought` alone: nothing to keep
+
+    def _text(self, kind: int, text: str, signature: str | None) -> None:
+        key = self._key
+        if key is None or self._kind != kind or (signature and self._signed):
+            self._close()
+            key = self._open(kind)
+        if kind == _TEXT:
+            self.assembler.text(key, text)
+        else:
+            self.assembler.reasoning(key, text)
+        if signature:
+            self._sign(signature)
+
+    def _lone_signature(self, signature: str, kind: int) -> None:
+        if self._key is None or self._signed or self._kind == _UNKNOWN:
+            self._close()
+            key = self._open(kind)
+            if kind == _TEXT:
+                self.assembler.open_text(key)
+            else:
+                self.assembler.open_reasoning(key)
+        self._sign(signature)
+
+    def _sign(self, signature: str) -> None:
+        asm = self.assembler
+        key = self._key
+        if self._kind == _TEXT:
+            asm.text_signature(key, signature)
+        elif self._kind == _REASONING:
+            asm.reasoning_signature(key, signature)
+        else:
+            asm.tool_signature(key, signature)
+        self._signed = True
+
+    def _call(self, call: Any, signature: str | None) -> None:
+        if call.__class__ is not dict and not isinstance(call, Mapping):
+            raise shape_error("`functionCall` is not an object")
+        asm = self.assembler
+        name = call.get("name")
+        writer = self._args
+        if not name and writer is not None:
+            # The streamed call goes on: more pieces, or its end (`{}` or no willContinue).
+            pieces = call.get("partialArgs")
+            if pieces:
+                writer.write(pieces)
+            if signature and not self._signed:
+                self._sign(signature)
+            if call.get("willContinue") is not True:
+                self._close()
+            return
+        if not call:
+            return  # the end marker of a streamed call that already ended
+        self._close()
+        key = self._open(_TOOL)
+        asm.tool_start(key, _str(call.get("id")), _str(name))
+        if signature:
+            self._sign(signature)
+        args = call.get("args")
+        if args is not None:
+            asm.tool_input(key, json_text(args))
+            return
+        pieces = call.get("partialArgs")
+        if call.get("willContinue") is True or pieces:
+            writer = self._args = _ArgumentWriter(asm, key)
+            if pieces:
+                writer.write(pieces)
+            if call.get("willContinue") is not True:
+                self._close()
+
+    def _metadata(self, name: str, value: Any) -> None:
+        if not isinstance(value, Mapping):
+            raise shape_error(f"`{name}` is not an object")
+        seen = self._meta.get(name)
+        merged = dict(value) if seen is None else _merged(seen, value)
+        self._meta[name] = merged
+        # Its own key: it stays open beside the parts' blocks and is replaced as it grows.
+        self.assembler.unknown(("metadata", name), name, merged)
+
+    def _finish(self, stop: StopReason) -> None:
+        if self._args is None or stop in _CLEAN:
+            # A part arrives whole (text, a call with its `args`): the current block is
+            # finished, and so is the last streamed call when the answer ends cleanly.
+            self._close()
+        # A streamed call open at any other finish is left as it stood: the assembler
+        # ends it as cut off (or as not valid JSON).
+        self._args = None
+        self._key = None
+        self._kind = -1
+        self.assembler.finish(stop)
+
+    # -- the current block --------------------------------------------------------------
+
+    def _open(self, kind: int) -> int:
+        key = self._next
+        self._next = key + 1
+        self._key = key
+        self._kind = kind
+        self._signed = False
+        return key
+
+    def _close(self) -> None:
+        key = self._key
+        if key is None:
+            return
+        if self._args is not None:
+            self._args.close()
+            self._args = None
+        self.assembler.end(key)
+        self._key = None
+        self._kind = -1
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _merged(seen: Mapping[str, Any], value: Mapping[str, Any]) -> dict[str, Any]:
+    """Later metadata: lists extend what came before, other fields replace it. A new dict
+    and new lists, so that what earlier events hold never changes."""
+    merged = dict(seen)
+    for name, item in value.items():
+        before = merged.get(name)
+        if isinstance(before, list) and isinstance(item, list):
+            merged[name] = before + item
+        else:
+            merged[name] = item
+    return merged
+
+
+# -- streamed function-call arguments ---------------------------------------------------
+
+_SEGMENT: Final = re.compile(
+    r"""\.([^.\[\]'"]+)|\[(\d+)\]|\[\s*'((?:[^'\\]|\\.)*)'\s*\]|\[\s*"((?:[^"\\]|\\.)*)"\s*\]"""
+)
+_escape = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def parse_json_path(raw: str) -> tuple[str | int, ...]:
+    """The keys and indexes of an RFC 9535 normalized path (``$.a.b[0]``, ``$['a b']``)."""
+    if not raw.startswith("$"):
+        raise MalformedStreamError(f"a partialArgs jsonPath that is not a path: {raw[:80]!r}")
+    segments: list[str | int] = []
+    pos = 1
+    while pos < len(raw):
+        match = _SEGMENT.match(raw, pos)
+        if match is None:
+            raise MalformedStreamError(f"an unreadable partialArgs jsonPath: {raw[:80]!r}")
+        name, index, single, double = match.groups()
+        if name is not None:
+            segments.append(name)
+        elif index is not None:
+            segments.append(int(index))
+        elif double is not None:
+            segments.append(json.loads(f'"{double}"'))
+        else:
+            quoted = single.replace("\\'", "'").replace('"', '\\"')
+            segments.append(json.loads(f'"{quoted}"'))
+        pos = match.end()
+    if not segments:
+        raise MalformedStreamError("a partialArgs value for the arguments' root")
+    return tuple(segments)
+
+
+class _Container:
+    """An object or array being written: how many members it has so far."""
+
+    __slots__ = ("count", "is_array", "keys")
+
+    def __init__(self, is_array: bool) -> None:
+        self.is_array = is_array
+        self.count = 0
+        self.keys: set[str] = set()
+
+
+class _ArgumentWriter:
+    """Vertex's ``partialArgs`` pieces, written as one linear JSON text.
+
+    It keeps the containers that are open (the root object first) and the path leading
+    to them. A piece at another path closes what that path leaves and opens what it
+    enters; a string arriving in pieces is opened once, extended, and closed when its
+    ``willContinue`` ends (or when the path moves on). A path that goes back to an
+    element or a key already finished cannot be written linearly: that is an error,
+    not a value silently replaced. Missing array elements before an index are ``null``.
+    One ``tool_input`` fragment per ``functionCall`` part.
+    """
+
+    __slots__ = ("_asm", "_done", "_key", "_path", "_paths", "_stack", "_string")
+
+    def __init__(self, assembler: Assembler, key: Hashable) -> None:
+        self._asm = assembler
+        self._key = key
+        self._stack = [_Container(False)]
+        self._path: list[str | int] = []  # the key of each open container below the root
+        self._string: str | None = None  # the jsonPath of a string still open
+        self._done: str | None = None  # the jsonPath of the string that just ended
+        self._paths: dict[str, tuple[str | int, ...]] = {}
+        assembler.tool_input(key, "{")
+
+    def write(self, pieces: Any) -> None:
+        if not isinstance(pieces, Sequence) or isinstance(pieces, str):
+            raise shape_error("`partialArgs` is not a list")
+        out: list[str] = []
+        for piece in pieces:
+            self._piece(piece, out)
+        if out:
+            self._asm.tool_input(self._key, "".join(out))
+
+    def close(self) -> None:
+        out: list[str] = []
+        if self._string is not None:
+            out.append('"')
+            self._string = None
+        out.extend("]" if container.is_array else "}" for container in reversed(self._stack))
+        self._stack = []
+        self._asm.tool_input(self._key, "".join(out))
+
+    def _piece(self, piece: Any, out: list[str]) -> None:
+        if not isinstance(piece, Mapping):
+            raise shape_error("a partialArgs item is not an object")
+        raw = piece.get("jsonPath")
+        if not isinstance(raw, str):
+            raise shape_error("a partialArgs item without a jsonPath")
+        more = piece.get("willContinue") is True
+        if "stringValue" in piece:
+            value = piece["stringValue"]
+            if not isinstance(value, str):
+                raise shape_error("`stringValue` is not a string")
+            if raw == self._string:  # the next piece of the open string
+                out.append(_escape(value)[1:-1])
+                if not more:
+                    out.append('"')
+                    self._string = None
+                    self._done = raw
+                return
+            if raw == self._done and not value:
+                return  # an empty last piece after the string already ended
+            text = _escape(value)
+            if more:
+                text = text[:-1]  # left open for the next pieces
+        elif "numberValue" in piece:
+            number = piece["numberValue"]
+            if isinstance(number, bool) or not isinstance(number, int | float):
+                raise shape_error("`numberValue` is not a number")
+            text = json.dumps(number)
+        elif "boolValue" in piece:
+            text = "true" if piece["boolValue"] is True else "false"
+        elif "nullValue" in piece:
+            text = "null"
+        else:
+            return  # a path with no value carries nothing to write
+        if self._string is not None:
+            out.append('"')
+            self._string = None
+        self._done = None
+        path = self._paths.get(raw)
+        if path is None:
+            path = self._paths[raw] = parse_json_path(raw)
+        self._enter(path, out)
+        out.append(text)
+        if "stringValue" in piece and more:
+            self._string = raw
+
+    def _enter(self, path: tuple[str | int, ...], out: list[str]) -> None:
+        """Write what leads from the open containers to ``path``'s value."""
+        stack = self._stack
+        if not stack:
+            raise MalformedStreamError("partialArgs after the call's arguments were closed")
+        opened = self._path
+        parent = len(path) - 1
+        common = 0
+        limit = min(len(opened), parent)
+        while common < limit and opened[common] == path[common]:
+            common += 1
+        while len(opened) > common:
+            opened.pop()
+            out.append("]" if stack.pop().is_array else "}")
+        for depth in range(common, parent):
+            segment = path[depth]
+            self._member(stack[-1], segment, out)
+            is_array = path[depth + 1].__class__ is int
+            out.append("[" if is_array else "{")
+            stack.append(_Container(is_array))
+            opened.append(segment)
+        self._member(stack[-1], path[parent], out)
+
+    def _member(self, container: _Container, segment: str | int, out: list[str]) -> None:
+        count = container.count
+        if container.is_array:
+            if segment.__class__ is not int:
+                raise MalformedStreamError(f"partialArgs key {segment!r} inside an array")
+            index = int(segment)
+            if index < count:
+                raise MalformedStreamError(
+                    f"partialArgs went back to array element {index} after it was finished"
+                )
+            while count < index:  # elements never sent: JSON arrays have no holes
+                out.append(",null" if count else "null")
+                count += 1
+            if count:
+                out.append(",")
+        else:
+            if segment.__class__ is not str:
+                raise MalformedStreamError(f"partialArgs index {segment!r} inside an object")
+            name = str(segment)
+            if name in container.keys:
+                raise MalformedStreamError(
+                    f"partialArgs went back to key {name!r} after it was finished"
+                )
+            container.keys.add(name)
+            if count:
+                out.append(",")
+            out.append(_escape(name))
+            out.append(":")
+        container.count = count + 1
+
+
+def parse_body(
+    assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions | None = None
+) -> None:
+    """A complete ``generateContent`` body: the one chunk that would have streamed it."""
+    GeminiHandler(assembler, options).on_frame(None, body)
