@@ -311,10 +311,12 @@ def _check_mode(obj: object, response: Any, caller: str, *, want_async: bool) ->
 
 
 def _check_unread(obj: object, response: Any) -> None:
-    if getattr(response, "is_stream_consumed", False):
+    # httpx keeps a body that was loaded whole (`_content`) and serves it again; a body
+    # that was iterated is gone.
+    if getattr(response, "is_stream_consumed", False) and not hasattr(response, "_content"):
         raise ValueError(
-            f"the response behind {_describe(obj)} has already been read (iterated, or its "
-            "body loaded): hand the stream to laminate before reading from it"
+            f"the response behind {_describe(obj)} has already been read (iterated): "
+            "hand the stream to laminate before reading from it"
         )
 
 
