@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
+from .._core import jsonlib
 from .._core.assembler import Assembler
 from .._core.errors import MalformedStreamError, ProviderError
 from .._core.response import StopReason
@@ -102,7 +102,7 @@ def error_from_payload(payload: Any, *, default_type: str = "error") -> Provider
 
 def json_text(value: Any) -> str:
     """The JSON text of arguments a provider sent as an object rather than a string."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return jsonlib.dumps(value)
 
 
 def shape_error(what: str) -> MalformedStreamError:

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Hashable
 from typing import Any, Final
 
+from . import jsonlib
 from .errors import MalformedStreamError
 from .events import (
     BlockEnd,
@@ -81,7 +82,7 @@ def finalize_tool_input(raw: str) -> tuple[dict[str, Any] | None, str]:
     if not raw.strip():
         return {}, ""
     try:
-        value = json.loads(raw, parse_constant=_reject_constant)
+        value = _strict_loads(raw)
     except ValueError as exc:
         return None, f"arguments are not valid JSON: {exc}"
     except RecursionError:
@@ -89,6 +90,15 @@ def finalize_tool_input(raw: str) -> tuple[dict[str, Any] | None, str]:
     if not isinstance(value, dict):
         return None, f"arguments are JSON but not an object (got {type(value).__name__})"
     return value, ""
+
+
+def _strict_loads(raw: str) -> Any:
+    if jsonlib.BACKEND == "orjson":
+        try:
+            return jsonlib.loads_strict(raw)
+        except ValueError:
+            pass  # json reads it again: its values where it differs, and its error words
+    return json.loads(raw, parse_constant=_reject_constant)
 
 
 def _reject_constant(name: str) -> Any:

@@ -28,6 +28,7 @@ from .._framing import (
     error_from_frame,
     make_decoder,
 )
+from . import jsonlib
 from .assembler import Assembler
 from .errors import (
     IncompleteStreamError,
@@ -104,6 +105,7 @@ class StreamNormalizer:
         self._deferred: LaminateError | None = None
         self._closed = False
         self._payloads = 0
+        self._loads = jsonlib.loads_exact  # until the provider is known
         self._tail = b""  # the first bytes of the last, unfinished line
         self._bytes_fed = 0
         if provider is not None:
@@ -396,7 +398,7 @@ class StreamNormalizer:
                 self._handler.on_done_marker()
             return
         try:
-            obj = _loads(data)
+            obj = self._loads(data)
         except ValueError as exc:
             if data.strip().lower() in _KEEPALIVE:
                 return
@@ -466,27 +468,17 @@ class StreamNormalizer:
             raise UnknownProviderError(f"provider {provider!r} is not supported yet", seen=provider)
         self._provider = provider
         self._assembler.provider = provider
-        self._handler = APIS[provider].handler(self._assembler, self._handler_options)
+        record = APIS[provider]
+        self._handler = record.handler(self._assembler, self._handler_options)
+        # Whole-object tool arguments keep their numbers exact; other frames hold none
+        # that a faster reader would change.
+        self._loads = jsonlib.loads_exact if record.whole_arguments else jsonlib.loads
 
     def _raw_frames(self) -> list[Any]:
         asm = self._assembler
         if asm.raw_frames is None:
             asm.raw_frames = []
         return asm.raw_frames
-
-
-_raw_decode = json.JSONDecoder().raw_decode
-
-
-def _loads(text: str) -> Any:
-    """``json.loads``, without its wrapper's cost on the usual, unpadded payload."""
-    try:
-        value, end = _raw_decode(text)
-    except ValueError:
-        return json.loads(text)  # leading whitespace, or an error: json.loads says which
-    if end != len(text) and text[end:].strip(" \t\n\r"):
-        return json.loads(text)  # raises "Extra data" as json.loads would
-    return value
 
 
 def _cut_short(raw: bytes, exc: Exception) -> bool:

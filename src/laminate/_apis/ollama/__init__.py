@@ -37,6 +37,7 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 
 API = Api(
     name="ollama",
+    whole_arguments=True,
     framing="ndjson",
     handler=_handler,
     read_body=_read_body,

@@ -1,0 +1,133 @@
+"""JSON in and out for the hot paths: orjson when it is installed (the ``fast`` extra),
+else the standard library; ``LAMINATE_JSON=stdlib`` in the environment forces the latter.
+
+Results do not depend on which one runs. orjson is only trusted with what it reads
+exactly as :mod:`json` does: whatever it refuses (``NaN`` and ``Infinity``, lone
+surrogate escapes, errors of any kind) is read again by :mod:`json`, so values, and error
+messages, are the standard library's. orjson reads an integer past 64 bits as a float
+where :mod:`json` keeps it exact, so text that may hold one (a run of 19 digits, found by
+one pass in C) is left to :mod:`json` by :func:`loads_exact`, which reads what carries
+tool arguments; other frames (counts, timestamps) hold no such numbers.
+
+Writing, orjson spells an exponent without its ``+`` (``1e16``, not ``1e+16``): the same
+number, in different text. It
+writes ``NaN`` as ``null``, so text holding ``null`` is written again by :mod:`json`,
+which keeps ``NaN`` (laminate then refuses it as tool arguments, as it always has).
+
+:func:`use` switches the backend at run time (the test suite runs under both); callers
+look the functions up on this module at call time for that reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any, Final
+
+__all__ = ["BACKEND", "available", "dumps", "loads", "loads_exact", "loads_strict", "use"]
+
+_raw_decode: Final = json.JSONDecoder().raw_decode
+
+
+def _stdlib_loads(text: str | bytes) -> Any:
+    """``json.loads``, without its wrapper's cost on the usual, unpadded payload."""
+    if not isinstance(text, str):
+        return json.loads(text)
+    try:
+        value, end = _raw_decode(text)
+    except ValueError:
+        return json.loads(text)  # leading white space, or an error: json.loads says which
+    if end != len(text) and text[end:].strip(" \t\n\r"):
+        return json.loads(text)  # raises "Extra data" as json.loads would
+    return value
+
+
+def _stdlib_dumps(value: Any) -> str:
+    """Compact JSON text, non-ASCII characters as they are."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+_orjson: Any
+try:
+    import orjson as _orjson
+except ImportError:  # the `fast` extra is not installed
+    _orjson = None
+
+
+def _orjson_loads(text: str | bytes) -> Any:
+    try:
+        return _orjson.loads(text)
+    except ValueError:  # orjson.JSONDecodeError: let json decide, and word the error
+        return _stdlib_loads(text)
+
+
+def _long_digit_run(data: bytes) -> bool:
+    return _DIGIT_RUN in data.translate(_DIGITS)
+
+
+_DIGITS: Final = bytes.maketrans(b"123456789", b"000000000")
+_DIGIT_RUN: Final = b"0" * 19  # 2**63 has 19 digits
+
+
+def _orjson_loads_exact(text: str | bytes) -> Any:
+    data = text.encode() if isinstance(text, str) else text
+    if _long_digit_run(data):
+        return _stdlib_loads(text)
+    return _orjson_loads(data)
+
+
+def loads_strict(text: str) -> Any:
+    """orjson's own parse, which refuses ``NaN`` and ``Infinity`` (JSON has neither),
+    or ``ValueError`` where :mod:`json` must decide; only called while orjson is the
+    backend."""
+    data = text.encode()
+    if _long_digit_run(data):
+        raise ValueError("a number orjson would not keep exact")
+    return _orjson.loads(data)
+
+
+def _orjson_dumps(value: Any) -> str:
+    try:
+        data: bytes = _orjson.dumps(value)
+    except TypeError:  # integers past 64 bits, keys that are not strings
+        return _stdlib_dumps(value)
+    if b"null" in data:
+        return _stdlib_dumps(value)  # it may stand for a NaN: json keeps NaN as NaN
+    return data.decode()
+
+
+loads: Callable[[str | bytes], Any] = _stdlib_loads
+"""Parse JSON text (``str`` or UTF-8 ``bytes``) as :func:`json.loads` would (integers
+past 64 bits aside: see :func:`loads_exact`)."""
+loads_exact: Callable[[str | bytes], Any] = _stdlib_loads
+"""Parse JSON text exactly as :func:`json.loads` would, big integers included."""
+dumps: Callable[[Any], str] = _stdlib_dumps
+"""Compact JSON text of a value, non-ASCII characters as they are."""
+BACKEND = "stdlib"
+"""``"orjson"`` or ``"stdlib"``: which one is in use."""
+
+
+def available() -> tuple[str, ...]:
+    """The backends this interpreter can use."""
+    return ("stdlib", "orjson") if _orjson is not None else ("stdlib",)
+
+
+def use(backend: str) -> None:
+    """Switch to ``"orjson"`` or ``"stdlib"``."""
+    global loads, loads_exact, dumps, BACKEND  # noqa: PLW0603 (the switch is the point)
+    if backend == "orjson" and _orjson is not None:
+        loads, loads_exact, dumps = _orjson_loads, _orjson_loads_exact, _orjson_dumps
+        BACKEND = "orjson"
+    elif backend == "stdlib":
+        loads, loads_exact, dumps = _stdlib_loads, _stdlib_loads, _stdlib_dumps
+        BACKEND = "stdlib"
+    else:
+        raise ValueError(f"JSON backend {backend!r} is not available; use one of {available()}")
+
+
+use(
+    "stdlib"
+    if os.environ.get("LAMINATE_JSON", "").lower() == "stdlib" or _orjson is None
+    else "orjson"
+)
