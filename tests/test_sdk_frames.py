@@ -302,3 +302,21 @@ async def test_async_iterable_of_dicts() -> None:
 
     assert await laminate.collect(chunks()) == laminate.collect_sync(path.read_bytes())
     assert await laminate.collect(frames) == laminate.collect_sync(path.read_bytes())
+
+
+def test_normalize_takes_chat_response_and_generate_content_response(mock_url: str) -> None:
+    import httpx
+
+    for name in OLLAMA:
+        with ollama.Client(host=mock_url, headers={"X-Laminate-Fixture": name}) as client:
+            answer = client.chat(model="m", messages=[], stream=False)
+        raw = httpx.post(
+            mock_url + "/api/chat",
+            json={"model": "m", "messages": [], "stream": False},
+            headers={"X-Laminate-Fixture": name},
+        )
+        assert laminate.normalize(answer) == laminate.normalize(raw.content)
+    path = FIXTURES / "gemini" / "text.body.json"
+    if path.is_file():
+        response = genai_types.GenerateContentResponse.model_validate_json(path.read_bytes())
+        assert laminate.normalize(response) == laminate.normalize(path.read_bytes())

@@ -314,3 +314,42 @@ def test_a_stream_already_read_is_refused(base_url: str) -> None:
     with pytest.raises(ValueError, match="already been read"):
         laminate.normalize_stream_sync(stream)
     stream.close()
+
+
+# -- complete bodies: the SDKs' response objects -------------------------------------------------
+
+
+def test_normalize_takes_the_sdks_response_objects(base_url: str) -> None:
+    import httpx
+
+    def body(path: str, name: str, request: dict[str, Any]) -> laminate.NormalizedResponse:
+        answer = httpx.post(base_url + path, json=request, headers=_pick(name))
+        return laminate.normalize(answer.content)
+
+    client = openai.OpenAI(base_url=base_url + "/v1", api_key="test", max_retries=0)
+    claude = anthropic.Anthropic(base_url=base_url, api_key="test", max_retries=0)
+    for name in _recordings("openai"):
+        completion = client.chat.completions.create(
+            model="m", messages=USER, extra_headers=_pick(name)
+        )
+        want = body("/v1/chat/completions", name, {"model": "m", "messages": USER})
+        assert laminate.normalize(completion) == want
+        assert laminate.parse_openai_response(completion) == want
+    for name in _recordings("openai-responses"):
+        response = client.responses.create(model="m", input="hi", extra_headers=_pick(name))
+        assert laminate.normalize(response) == body(
+            "/v1/responses", name, {"model": "m", "input": "hi"}
+        )
+    for name in _recordings("anthropic"):
+        message = claude.messages.create(
+            model="m", max_tokens=64, messages=USER, extra_headers=_pick(name)
+        )
+        assert laminate.normalize(message) == body(
+            "/v1/messages", name, {"model": "m", "max_tokens": 64, "messages": USER}
+        )
+
+
+def test_normalize_refuses_other_types() -> None:
+    for wrong in (None, 42, [1, 2], object()):
+        with pytest.raises(TypeError, match="a complete body is bytes"):
+            laminate.normalize(wrong)

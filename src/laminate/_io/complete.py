@@ -12,8 +12,9 @@ from .._apis.spec import HandlerOptions
 from .._core.assembler import Assembler
 from .._core.errors import LaminateError, MalformedStreamError, UnknownProviderError
 from .._core.flex import FlexValue
-from .._core.normalizer import DEFAULT_MAX_TOOL_INPUT_SIZE
+from .._core.normalizer import DEFAULT_MAX_TOOL_INPUT_SIZE, plain_payload
 from .._core.response import NormalizedResponse
+from .sdk import provider_of
 
 __all__ = [
     "normalize",
@@ -28,9 +29,25 @@ __all__ = [
 Body = bytes | str | Mapping[str, Any]
 
 
-def _load(body: Body) -> Mapping[str, Any]:
+def _load(body: object) -> Mapping[str, Any]:
     if isinstance(body, Mapping):
         return body
+    if not isinstance(body, bytes | bytearray | memoryview | str):
+        if not callable(getattr(body, "model_dump", None)) and not callable(
+            getattr(body, "to_dict", None)
+        ):
+            raise TypeError(
+                "a complete body is bytes, str, a dict, or an SDK response object (openai "
+                "ChatCompletion or Response, anthropic Message, google-genai "
+                "GenerateContentResponse, ollama ChatResponse, boto3's converse() dict); got "
+                f"{type(body).__module__}.{type(body).__qualname__}"
+            )
+        value = plain_payload(body)  # model_dump(by_alias, exclude_unset) or to_dict()
+        if not isinstance(value, Mapping):
+            raise TypeError(f"{type(body).__qualname__} did not dump to a JSON object")
+        return value
+    if not isinstance(body, bytes | str):
+        body = bytes(body)
     try:
         value = json.loads(body)
     except (ValueError, RecursionError) as exc:
@@ -100,8 +117,21 @@ def parse_ollama_response(body: Body) -> NormalizedResponse:
     return _parse("ollama", body, HandlerOptions())
 
 
-def normalize(body: Body, provider: str | None = None, *, choice: int = 0) -> NormalizedResponse:
-    """A complete body (``bytes``, ``str`` or a parsed ``dict``) of any supported provider."""
+def normalize(
+    body: Body | object, provider: str | None = None, *, choice: int = 0
+) -> NormalizedResponse:
+    """A complete (non-streaming) answer of any supported provider, as a
+    :class:`NormalizedResponse`.
+
+    ``body`` is ``bytes``, ``str``, an already parsed ``dict`` (boto3's ``converse()``
+    answer included), or an SDK's response object: openai's ``ChatCompletion`` and
+    Responses ``Response``, anthropic's ``Message``, google-genai's
+    ``GenerateContentResponse``, ollama-python's ``ChatResponse`` (read through
+    ``model_dump()``; the provider is known from the object's type). ``provider`` is
+    detected from the body when ``None``; ``choice`` picks a Chat Completions choice.
+    """
+    if provider is None:
+        provider = provider_of(body)
     data = _load(body)
     if provider is None:
         provider = body_provider(data)
