@@ -5,14 +5,13 @@ this module asks them in the registry's order."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from .._core.errors import UnknownProviderError
 from .base import error_from_payload
 from .registry import APIS
 
 __all__ = [
-    "NDJSON_TYPES",
     "body_provider",
     "describe",
     "provider_from_body",
@@ -20,12 +19,6 @@ __all__ = [
     "provider_from_url",
 ]
 
-NDJSON_TYPES: Final = (
-    "application/x-ndjson",
-    "application/ndjson",
-    "application/jsonl",
-    "application/stream+json",
-)
 
 
 def provider_from_url(path: str) -> str | None:

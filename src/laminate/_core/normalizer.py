@@ -20,14 +20,9 @@ from .._apis.detect import (
 )
 from .._apis.registry import APIS, read_body
 from .._apis.spec import HandlerOptions
-from .._framing import (
-    PRELUDE_SIZE,
-    Decoder,
-    Frame,
-    choose_framing,
-    error_from_frame,
-    make_decoder,
-)
+from .._framing import Decoder, Frame, error_from_frame, make_decoder
+from .._framing.document import Document, snippet
+from .._framing.sniff import Sniffer, Tail
 from . import jsonlib
 from .assembler import Assembler
 from .errors import (
@@ -93,10 +88,11 @@ class StreamNormalizer:
         self._handler_options = HandlerOptions(choice=choice, think_tags=think_tags)
         self._content_type = (content_type or "").split(";")[0].strip().lower()
         self._decoder: Decoder | None = None
-        self._sniffed = bytearray()
-        self._offset_base = 0  # blank bytes dropped before the first frame
-        self._head: bytearray | None = None
-        self._document: bytearray | None = None
+        self._sniffer = Sniffer(max_frame_bytes=max_frame_size, content_type=self._content_type)
+        # An NDJSON stream's first bytes, kept until its first line parses, in case the
+        # whole body is one pretty-printed document; and such a document.
+        self._head: Document | None = None
+        self._document: Document | None = None
         self._assembler = Assembler(provider or "", max_tool_input_size=max_tool_input_size)
         self._handler: Handler | None = None
         self._held: list[tuple[Frame, Any]] = []
@@ -106,8 +102,7 @@ class StreamNormalizer:
         self._closed = False
         self._payloads = 0
         self._loads = jsonlib.loads_exact  # until the provider is known
-        self._tail = b""  # the first bytes of the last, unfinished line
-        self._bytes_fed = 0
+        self._tail = Tail()
         if provider is not None:
             self._start_handler(provider)
 
@@ -206,9 +201,9 @@ class StreamNormalizer:
         if isinstance(exc, MalformedStreamError):
             if exc.offset is None and self._frame is not None:
                 exc.offset = self._frame.offset
-                exc.snippet = _snippet(self._frame.data)
+                exc.snippet = snippet(self._frame.data)
             if exc.offset is not None:
-                exc.offset += self._offset_base
+                exc.offset += self._sniffer.offset_base
         if exc.partial is None:
             exc.partial = self._assembler.snapshot()
         self._error = exc
@@ -217,11 +212,11 @@ class StreamNormalizer:
     # -- steps --------------------------------------------------------------------------
 
     def _feed(self, data: bytes) -> None:
-        self._note_tail(data)
+        self._tail.note(data)
         if self._assembler.done:
             return  # after the provider's terminal event the bytes cannot change the answer
         if self._document is not None:
-            self._grow_document(data)
+            self._document.add(data)
             return
         if self._decoder is None:
             data = self._choose_framing(data, final=False)
@@ -234,16 +229,6 @@ class StreamNormalizer:
                 self._on_frame(frame)
         except _NotAStream:
             self._switch_to_document()
-
-    def _note_tail(self, data: bytes) -> None:
-        """Keep the start of the last unfinished line: at the end, whether the bytes were
-        cut inside a first frame depends on it. Scans from the end, so a feed costs little."""
-        self._bytes_fed += len(data)
-        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
-        if cut >= 0:
-            self._tail = data[cut + 1 : cut + 1 + _TAIL]
-        elif len(self._tail) < _TAIL:
-            self._tail += data[: _TAIL - len(self._tail)]
 
     def _close(self, _: bytes) -> None:
         asm = self._assembler
@@ -268,7 +253,7 @@ class StreamNormalizer:
                 # One undetected JSON line: a compact complete body.
                 self._read_body(self._held[0][1])
                 return
-            if not self._held and _a_beginning(self._tail, self._bytes_fed):
+            if not self._held and self._tail.cut_in_first_frame():
                 # Cut inside the first frame: a retry may well succeed.
                 raise IncompleteStreamError(
                     "the stream ended inside its first frame, before the provider could be told"
@@ -284,42 +269,18 @@ class StreamNormalizer:
         )
 
     def _choose_framing(self, data: bytes, *, final: bool) -> bytes:
-        """SSE, NDJSON or one JSON document: from the first byte, the provider and the
-        content type. Returns the bytes held back while the first byte was awaited."""
-        # Only the new bytes are looked at, so a flood of blank lines costs linear time.
-        head = data.lstrip(b"\xef\xbb\xbf \t\r\n")
-        sniffed = self._sniffed
-        if head and not sniffed and not _short_binary_head(head):
-            return self._start_framing(data, head)  # the usual case: nothing held, no copy
-        sniffed += data
-        if not final and _short_binary_head(bytes(sniffed).lstrip(b"\xef\xbb\xbf \t\r\n")):
-            return b""  # a binary prelude is told by its first 12 bytes: wait for them
-        if not head and not final:
-            # Whole blank lines carry nothing in either framing: they are dropped (and
-            # counted, for offsets), so they cost no memory either.
-            cut = max(sniffed.rfind(b"\n"), sniffed.rfind(b"\r")) + 1
-            if cut and not sniffed[:cut].translate(None, b" \t\r\n"):
-                self._offset_base += cut
-                del sniffed[:cut]
-            if len(sniffed) > self._max_frame_size:
-                raise MalformedStreamError(
-                    f"no frame in the first {self._max_frame_size} bytes, only blank lines",
-                    offset=0,
-                    snippet="",
-                )
-            return b""
-        data, self._sniffed = bytes(sniffed), bytearray()
-        return self._start_framing(data, data.lstrip(b"\xef\xbb\xbf \t\r\n"))
-
-    def _start_framing(self, data: bytes, head: bytes) -> bytes:
+        """Start the decoder (or a document) once the first bytes tell which; returns the
+        bytes for the decoder, ``b""`` while they are held."""
         record = APIS.get(self._provider or "")
-        kind = choose_framing(head, record.framing if record else None, self._content_type)
+        chosen = self._sniffer.take(data, record.framing if record else None, final=final)
+        if chosen is None:
+            return b""
+        kind, data = chosen
         if kind == "document":
-            self._document = bytearray()
-            self._grow_document(data)
+            self._document = Document(self._max_frame_size, data)
             return b""
         if kind == "ndjson":
-            self._head = bytearray()  # kept until the first line parses, in case it is a body
+            self._head = Document(self._max_frame_size)
         self._decoder = make_decoder(kind, self._max_frame_size)
         return data
 
@@ -329,10 +290,10 @@ class StreamNormalizer:
         head = self._head
         if head is None:
             return
-        if len(head) + len(data) > self._max_frame_size:
-            self._head = None  # too big to be read again as one document
+        if head.fits(len(data)):
+            head.add(data)
         else:
-            head += data
+            self._head = None  # too big to be read again as one document
 
     def _switch_to_document(self) -> None:
         if self._head is None:
@@ -340,38 +301,9 @@ class StreamNormalizer:
         self._document, self._head, self._decoder = self._head, None, None
         self._frame = None
 
-    def _grow_document(self, data: bytes) -> None:
-        document = self._document
-        if document is None:
-            return
-        if len(document) + len(data) > self._max_frame_size:
-            raise MalformedStreamError(
-                f"the body is larger than max_frame_size ({self._max_frame_size} bytes)",
-                offset=0,
-                snippet=_snippet(bytes(document[:80]).decode("utf-8", "replace")),
-            )
-        document += data
-
     def _read_document(self) -> None:
-        raw = bytes(self._document or b"")
-        try:
-            data = json.loads(raw)
-        except (ValueError, RecursionError) as exc:
-            if _cut_short(raw, exc):
-                raise IncompleteStreamError(
-                    "the body ended inside its JSON document"
-                    + ("" if self._provider else ", before the provider could be told")
-                ) from exc
-            raise MalformedStreamError(
-                f"the body is neither a stream nor one JSON document: {exc}",
-                offset=0,
-                snippet=_snippet(raw[:80].decode("utf-8", "replace")),
-            ) from exc
-        if not isinstance(data, dict):
-            raise MalformedStreamError(
-                "the body is JSON but not an object", offset=0, snippet=_snippet(str(data))
-            )
-        self._read_body(data)
+        document = self._document or Document(self._max_frame_size)
+        self._read_body(document.parse(provider_known=self._provider is not None))
 
     def _read_body(self, data: dict[str, Any]) -> None:
         provider = self._provider or body_provider(data)
@@ -481,35 +413,6 @@ class StreamNormalizer:
         return asm.raw_frames
 
 
-def _cut_short(raw: bytes, exc: Exception) -> bool:
-    """Whether a JSON error says the text is a valid beginning that ended too soon."""
-    if not isinstance(exc, json.JSONDecodeError):
-        return False
-    return exc.msg.startswith("Unterminated string") or exc.pos >= len(exc.doc.rstrip())
-
-
-_TAIL: Final = 16
-_SSE_FIELDS: Final = (b"data:", b"event:", b"id:", b"retry:", b":")
-
-
-def _a_beginning(tail: bytes, fed: int) -> bool:
-    """Whether bytes that ended in the unfinished line starting ``tail`` may be a stream
-    cut inside its first frame: an SSE field, a JSON line, or a binary prelude."""
-    tail = tail.lstrip(b"\xef\xbb\xbf \t")
-    if not tail:
-        return False
-    if tail[:1] in (b"{", b"["):
-        return True
-    if tail[:1] == b"\x00":
-        return fed < PRELUDE_SIZE
-    return any(tail.startswith(f) or f.startswith(tail) for f in _SSE_FIELDS)
-
-
-def _short_binary_head(head: bytes) -> bool:
-    """Whether ``head`` may be the start of a binary prelude not yet all here."""
-    return head[:1] == b"\x00" and len(head) < PRELUDE_SIZE
-
-
 def plain_payload(payload: Any) -> Any:
     """A parsed frame as plain JSON-like data: a mapping as it is, an SDK model object
     through ``model_dump()`` (pydantic: aliases, only the fields the wire set) or
@@ -547,7 +450,3 @@ def _url_path(url: str) -> str:
     slash = path.find("/")
     path = path[slash:] if slash >= 0 else "/"
     return path.split("?", 1)[0]
-
-
-def _snippet(data: str) -> str:
-    return data if len(data) <= 80 else data[:77] + "..."

@@ -1,0 +1,75 @@
+"""One JSON document instead of a stream: a complete body, or an error body, sent where
+a stream was asked for (or a pretty-printed body whose first line is not JSON).
+
+:class:`Document` gathers it up to a cap and parses it once, at the end; a text that
+ends too soon is an :class:`IncompleteStreamError` (a retry may succeed), anything else
+that is not one JSON object a :class:`MalformedStreamError` at offset 0.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .._core.errors import IncompleteStreamError, MalformedStreamError
+
+__all__ = ["Document", "snippet"]
+
+
+def snippet(data: str) -> str:
+    """A short excerpt for an error message."""
+    return data if len(data) <= 80 else data[:77] + "..."
+
+
+class Document:
+    """The bytes of one JSON document, up to ``max_bytes``."""
+
+    __slots__ = ("_data", "_max")
+
+    def __init__(self, max_bytes: int, data: bytes | bytearray = b"") -> None:
+        self._max = max_bytes
+        self._data = bytearray()
+        self.add(data)
+
+    def add(self, data: bytes | bytearray) -> None:
+        """Take more bytes; past the cap, a :class:`MalformedStreamError`."""
+        if len(self._data) + len(data) > self._max:
+            raise MalformedStreamError(
+                f"the body is larger than max_frame_size ({self._max} bytes)",
+                offset=0,
+                snippet=snippet(bytes(self._data[:80]).decode("utf-8", "replace")),
+            )
+        self._data += data
+
+    def fits(self, size: int) -> bool:
+        """Whether ``size`` more bytes would still be under the cap."""
+        return len(self._data) + size <= self._max
+
+    def parse(self, *, provider_known: bool) -> dict[str, Any]:
+        """The document's JSON object."""
+        raw = bytes(self._data)
+        try:
+            data = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            if _cut_short(exc):
+                raise IncompleteStreamError(
+                    "the body ended inside its JSON document"
+                    + ("" if provider_known else ", before the provider could be told")
+                ) from exc
+            raise MalformedStreamError(
+                f"the body is neither a stream nor one JSON document: {exc}",
+                offset=0,
+                snippet=snippet(raw[:80].decode("utf-8", "replace")),
+            ) from exc
+        if not isinstance(data, dict):
+            raise MalformedStreamError(
+                "the body is JSON but not an object", offset=0, snippet=snippet(str(data))
+            )
+        return data
+
+
+def _cut_short(exc: Exception) -> bool:
+    """Whether a JSON error says the text is a valid beginning that ended too soon."""
+    if not isinstance(exc, json.JSONDecodeError):
+        return False
+    return exc.msg.startswith("Unterminated string") or exc.pos >= len(exc.doc.rstrip())

@@ -1,0 +1,101 @@
+"""Telling the framing from the first bytes, before any decoder exists.
+
+The first non-blank byte tells nearly everything (``{``, ``[``, a field name, a zero
+byte); a binary prelude needs its first twelve bytes. Until then the bytes are held here:
+whole blank lines are dropped as they come (and counted, so offsets stay true), so a flood
+of them costs neither memory nor rescanning. Only new bytes are looked at.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .._core.errors import MalformedStreamError
+from . import FramingKind, choose_framing
+from .eventstream import PRELUDE_SIZE
+
+__all__ = ["Sniffer", "Tail"]
+
+_BLANK: Final = b"\xef\xbb\xbf \t\r\n"  # a byte order mark counts as blank here
+_TAIL: Final = 16
+_SSE_FIELDS: Final = (b"data:", b"event:", b"id:", b"retry:", b":")
+
+
+def _short_binary_head(head: bytes) -> bool:
+    """Whether ``head`` may be the start of a binary prelude not yet all here."""
+    return head[:1] == b"\x00" and len(head) < PRELUDE_SIZE
+
+
+class Sniffer:
+    """Holds the first bytes until :meth:`take` can name the framing."""
+
+    __slots__ = ("_content_type", "_held", "_max", "offset_base")
+
+    def __init__(self, *, max_frame_bytes: int, content_type: str) -> None:
+        self._max = max_frame_bytes
+        self._content_type = content_type
+        self._held = bytearray()
+        self.offset_base = 0
+        """How many blank bytes were dropped before the first frame."""
+
+    def take(
+        self, data: bytes, declared: str | None, *, final: bool
+    ) -> tuple[FramingKind, bytes] | None:
+        """The framing and the bytes to hand its decoder, once they are known; ``None``
+        while more bytes are needed. ``final``: no more bytes will come."""
+        head = data.lstrip(_BLANK)
+        held = self._held
+        if head and not held and not _short_binary_head(head):
+            # The usual case: nothing held, no copy.
+            return choose_framing(head, declared, self._content_type), data
+        held += data
+        if not final and _short_binary_head(bytes(held).lstrip(_BLANK)):
+            return None  # a binary prelude is told by its first 12 bytes: wait for them
+        if not head and not final:
+            # Whole blank lines carry nothing in any framing: dropped, and counted.
+            cut = max(held.rfind(b"\n"), held.rfind(b"\r")) + 1
+            if cut and not held[:cut].translate(None, b" \t\r\n"):
+                self.offset_base += cut
+                del held[:cut]
+            if len(held) > self._max:
+                raise MalformedStreamError(
+                    f"no frame in the first {self._max} bytes, only blank lines",
+                    offset=0,
+                    snippet="",
+                )
+            return None
+        data, self._held = bytes(held), bytearray()
+        return choose_framing(data.lstrip(_BLANK), declared, self._content_type), data
+
+
+class Tail:
+    """The start of the last, unfinished line, and how many bytes came in all: at the
+    end, whether bytes that gave no frame were cut inside a first one depends on it.
+    Each feed is searched from its end, so this costs little."""
+
+    __slots__ = ("fed", "start")
+
+    def __init__(self) -> None:
+        self.start = b""
+        self.fed = 0
+
+    def note(self, data: bytes) -> None:
+        """Take the next bytes."""
+        self.fed += len(data)
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        if cut >= 0:
+            self.start = data[cut + 1 : cut + 1 + _TAIL]
+        elif len(self.start) < _TAIL:
+            self.start += data[: _TAIL - len(self.start)]
+
+    def cut_in_first_frame(self) -> bool:
+        """Whether the unfinished last line may begin a stream: an SSE field, a JSON
+        line, or a binary prelude."""
+        start = self.start.lstrip(b"\xef\xbb\xbf \t")
+        if not start:
+            return False
+        if start[:1] in (b"{", b"["):
+            return True
+        if start[:1] == b"\x00":
+            return self.fed < PRELUDE_SIZE
+        return any(start.startswith(f) or f.startswith(start) for f in _SSE_FIELDS)
