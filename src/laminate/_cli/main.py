@@ -422,6 +422,12 @@ def _demo(args: argparse.Namespace) -> int:
 
     providers = [args.provider] if args.provider else DEMO_PROVIDERS
     try:
+        if args.web:
+            from .web import run_web_demo
+
+            return run_web_demo(
+                list(providers), port=args.port, pace=args.pace, open_browser=not args.no_open
+            )
         run_demo(providers, pace=args.pace, plain=args.plain)
     except (RuntimeError, OSError, httpx.HTTPError) as exc:
         raise CommandError(f"the demo failed: {_reason(exc)}") from None
@@ -561,6 +567,16 @@ def _parser() -> argparse.ArgumentParser:
         help=f"seconds between frames ({DEMO_PACE})",
     )
     demo.add_argument("--plain", action="store_true", help="plain text even in a terminal")
+    demo.add_argument(
+        "--web",
+        action="store_true",
+        help="show the loops on a web page served on loopback (its URL is the first line "
+        "printed); stops on Ctrl-C or when the last page closes",
+    )
+    demo.add_argument(
+        "--port", type=_port, default=0, help="with --web: the page's port (default: a free one)"
+    )
+    demo.add_argument("--no-open", action="store_true", help="with --web: do not open a browser")
     return parser
 
 
