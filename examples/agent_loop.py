@@ -24,12 +24,14 @@ ENDPOINTS = {
     "openai-responses": "/v1/responses",
     "anthropic": "/v1/messages",
     "ollama": "/api/chat",
+    "cohere": "/v2/chat",
 }
 MODELS = {
     "openai": "gpt-4.1-mini",
     "openai-responses": "gpt-4.1-mini",
     "anthropic": "claude-sonnet-4-5",
     "ollama": "qwen3:8b",
+    "cohere": "command-a-03-2025",
 }
 
 registry = laminate.ToolRegistry()

@@ -51,6 +51,7 @@ _MODEL: Final = {
     "openai-responses": "gpt-5-mini",
     "anthropic": "claude-sonnet-4-5",
     "ollama": "qwen3:8b",
+    "cohere": "command-a-03-2025",
 }
 _ENDPOINT: Final = {route.provider: path for path, route in ROUTES.items()}
 _INDENT: Final = "      "

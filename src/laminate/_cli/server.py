@@ -9,6 +9,7 @@ Endpoints, and where their recordings live inside the served directory::
     POST /v1/responses          DIR/openai-responses/<name>.sse   stream defaults to false
     POST /v1/messages           DIR/anthropic/<name>.sse          stream defaults to false
     POST /api/chat              DIR/ollama/<name>.ndjson          stream defaults to true
+    POST /v2/chat               DIR/cohere/<name>.sse             stream defaults to false
     POST /model/{id}/converse-stream  DIR/bedrock/<name>.eventstream  always streams (binary)
     POST /model/{id}/converse         DIR/bedrock/<name>.eventstream  never streams
     GET  /                      the recordings, as JSON
@@ -82,6 +83,7 @@ ROUTES: Final[Mapping[str, Route]] = {
     "/v1/responses": Route("openai-responses", stream_default=False),
     "/v1/messages": Route("anthropic", stream_default=False),
     "/api/chat": Route("ollama", stream_default=True),
+    "/v2/chat": Route("cohere", stream_default=False),
 }
 # Bedrock names the model in the path, so its endpoints are patterns (a fullmatch each).
 PATTERN_ROUTES: Final[Mapping[re.Pattern[str], Route]] = {
