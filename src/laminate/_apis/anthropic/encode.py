@@ -6,6 +6,8 @@ such as a foreign opaque block, takes no number). Text is ``text_delta``, tool a
 answer that came from Anthropic, its ``signature_delta`` before the block stops; a
 redacted block is written whole as ``redacted_thinking`` at its end. A reasoning block
 opens on its first text, so one that turns out to be redacted never opens as ``thinking``.
+A tool call that ends invalid (cut off, or arguments that are not JSON) gets no
+``content_block_stop``: the stop reason ends it, as it ended the source.
 
 Usage: ``message_start`` carries zero placeholders (the schema requires both counts and
 they are not known yet); ``message_delta`` carries every count that was reported.
@@ -26,7 +28,7 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.writer import StreamWriter, cut_off, dumps, json_bytes, sse_event, wire_stop
+from ..._encode.writer import StreamWriter, dumps, json_bytes, sse_event, wire_stop
 from ..shapes import counts
 from .stream import STOP_REASONS
 
@@ -123,8 +125,10 @@ class AnthropicWriter(StreamWriter):
                 return self._reasoning_end(index, block)
             case Unknown(block_type, FlexValue(value=dict() as data)) if self.own:
                 return self._open(index, {**data, "type": block_type}) + self._stop(index)
-            case InvalidToolUse() if cut_off(block):
-                # Left open, as the source left it: message_delta's stop reason cuts it.
+            case InvalidToolUse():
+                # Left open: a cut-off call as the source left it (message_delta's stop
+                # reason cuts it again), and arguments that are not JSON never reach a
+                # content_block_stop, where Anthropic's clients parse them and fail.
                 self._numbers.pop(index, None)
                 return b""
         return self._stop(index) if index in self._numbers else b""

@@ -10,14 +10,16 @@ numbered by ``output_index`` in the order written, with its own item id: a ``mes
 (``response.completed``, or ``response.incomplete`` for an answer cut short) carries the
 complete response, written by this API's body writer from the same blocks.
 
-Opaque tokens (``encrypted_content``, an item's own id, unknown items) are written only
-for an answer that came from the Responses API.
+Opaque tokens (``encrypted_content``, a reasoning item's own id, unknown items) are written
+only for an answer that came from the Responses API. A reasoning item that streams text is
+announced before its own id is known, so it gets a new one (clients check that an item
+keeps its id from ``added`` to ``done``); one that streams none keeps its own.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Final
+from typing import Any
 
 from ..._core.events import ResponseStart
 from ..._core.flex import FlexValue
@@ -31,12 +33,10 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.writer import StreamWriter, dumps, json_bytes
+from ..._encode.writer import StreamWriter, cut_off, dumps, json_bytes
 from .body import write_body
 
 __all__ = ["OpenAIResponsesWriter"]
-
-_CUT: Final = "cut off"  # how the assembler names a call the response ended inside
 
 
 class _Item:
@@ -193,7 +193,7 @@ class OpenAIResponsesWriter(StreamWriter):
             status = "completed"
         else:
             arguments = block.raw_input
-            status = "incomplete" if block.reason.startswith(_CUT) else "completed"
+            status = "incomplete" if cut_off(block) else "completed"
         ids = {"item_id": entry.id, "output_index": entry.number}
         out = self._event("response.function_call_arguments.done", {**ids, "arguments": arguments})
         item = {
@@ -224,8 +224,6 @@ class OpenAIResponsesWriter(StreamWriter):
             item["summary"] = [part]
         if signature:
             item["encrypted_content"] = signature
-        if self.own and block.id:
-            entry.id = block.id  # the item's own id: the reader keeps it from here
         return out + self._done_item(index, item)
 
     def done(self, response: NormalizedResponse) -> bytes:

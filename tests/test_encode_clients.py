@@ -1,0 +1,235 @@
+"""Real clients read what the writers wrote (each test is skipped when its client is absent).
+
+- ``ai-sdk``: the ``ai`` npm package's own ``parseJsonEventStream`` + ``uiMessageChunkSchema``
+  + ``readUIMessageStream`` (``tests/ai_sdk/read_ui_stream.mjs``; install with
+  ``npm install --prefix tests/ai_sdk``), and a reader written here from the protocol;
+- ``openai``: the openai SDK's ``ChatCompletionStreamState``;
+- ``openai-responses``: the openai SDK's ``ResponseStreamState``;
+- ``anthropic``: the anthropic SDK's message accumulator.
+
+Each client's final message must hold the source answer's text, reasoning and tool calls
+(ids, names, arguments) and its stop reason.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from laminate import InvalidToolUse, NormalizedResponse, Reasoning, ResponseDone, ToolUse
+from laminate._encode.ai_sdk import FINISH_REASONS
+from laminate._framing import SSEDecoder
+
+from .test_encode import SOURCES, encode, events_of
+
+AI_SDK = Path(__file__).resolve().parent / "ai_sdk"
+COMPLETE = [s for s in SOURCES if events_of(s) is not None]
+# The SDK clients are slower to drive: every third answer (all providers are among them).
+SAMPLE = COMPLETE[::3]
+
+
+def answer(source: Any) -> NormalizedResponse:
+    events = events_of(source)
+    assert events is not None
+    done = events[-1]
+    assert isinstance(done, ResponseDone)
+    return done.response
+
+
+def frames(data: bytes) -> list[tuple[str | None, Any]]:
+    decoder = SSEDecoder()
+    found = decoder.feed(data) + decoder.close()
+    return [(f.event, None if f.data == "[DONE]" else json.loads(f.data)) for f in found]
+
+
+def reasoning_text(response: NormalizedResponse) -> str:
+    return "".join(b.text for b in response.content if isinstance(b, Reasoning))
+
+
+# -- ai-sdk ----------------------------------------------------------------------------------
+
+
+def expected_parts(response: NormalizedResponse) -> dict[str, Any]:
+    calls = []
+    for block in response.content:
+        if isinstance(block, ToolUse):
+            calls.append([block.id, block.name, "input-available", block.input.value])
+        elif isinstance(block, InvalidToolUse):
+            calls.append([block.id, block.name, "output-error", block.raw_input])
+    return {"text": response.text(), "reasoning": reasoning_text(response), "calls": calls}
+
+
+def parts_of(message: dict[str, Any]) -> dict[str, Any]:
+    parts = message["parts"]
+    return {
+        "text": "".join(p["text"] for p in parts if p["type"] == "text"),
+        "reasoning": "".join(p["text"] for p in parts if p["type"] == "reasoning"),
+        "calls": [
+            [p["toolCallId"], p["type"].removeprefix("tool-"), p["state"], p["input"]]
+            for p in parts
+            if p["type"].startswith("tool-")
+        ],
+    }
+
+
+@pytest.mark.parametrize("source", COMPLETE, ids=[s.name for s in COMPLETE])
+def test_ai_sdk_chunks_follow_the_protocol(source: Any) -> None:
+    """A reader of the protocol's rules, written here: parts open before their deltas and
+    close once, and the finished message is the answer."""
+    response = answer(source)
+    found = frames(encode(events_of(source) or [], "ai-sdk"))
+    assert found[-1] == (None, None)  # data: [DONE]
+    chunks = [c for _, c in found[:-1]]
+    assert chunks[0]["type"] == "start"
+    assert chunks[-1] == {"type": "finish", "finishReason": _finish(response)}
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[str, list[Any]] = {}
+    live: set[str] = set()
+    for chunk in chunks:
+        kind = chunk["type"]
+        key = chunk.get("id", chunk.get("toolCallId"))
+        if kind.endswith("-start") and kind not in ("start", "start-step"):
+            assert key not in live
+            live.add(key)
+            if kind == "tool-input-start":
+                calls[key] = [key, chunk["toolName"], "", None]
+        elif kind in ("text-delta", "reasoning-delta", "tool-input-delta"):
+            assert key in live
+            (text if kind == "text-delta" else reasoning).append(chunk.get("delta", ""))
+        elif kind in ("text-end", "reasoning-end"):
+            live.remove(key)
+        elif kind in ("tool-input-available", "tool-input-error"):
+            live.remove(key)
+            state = "input-available" if kind == "tool-input-available" else "output-error"
+            calls[key][2:] = [state, chunk["input"]]
+    assert not live
+    got = {"text": "".join(text), "reasoning": "".join(reasoning), "calls": list(calls.values())}
+    assert got == expected_parts(response)
+
+
+def _finish(response: NormalizedResponse) -> str:
+    return FINISH_REASONS.get(response.stop_reason.kind or "", "other")
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.skipif(
+    not (AI_SDK / "node_modules" / "ai").is_dir(),
+    reason="the ai npm package is not installed (npm install --prefix tests/ai_sdk)",
+)
+def test_the_ai_package_reads_every_answer(tmp_path: Path) -> None:
+    paths = []
+    for n, source in enumerate(COMPLETE):
+        path = tmp_path / f"{n}.sse"
+        path.write_bytes(encode(events_of(source) or [], "ai-sdk"))
+        paths.append(path)
+    script = AI_SDK / "read_ui_stream.mjs"
+    run = subprocess.run(
+        ["node", str(script), *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    messages = [json.loads(line) or {"parts": []} for line in run.stdout.split("\n")[:-1]]
+    assert len(messages) == len(COMPLETE)
+    for source, message in zip(COMPLETE, messages, strict=True):
+        assert parts_of(message) == expected_parts(answer(source)), source.name
+
+
+# -- the official Python SDKs ------------------------------------------------------------------
+
+
+def _calls(response: NormalizedResponse) -> list[tuple[str, str, Any]]:
+    return [(b.id, b.name, b.input.value) for b in response.content if isinstance(b, ToolUse)]
+
+
+@pytest.mark.parametrize("source", SAMPLE, ids=[s.name for s in SAMPLE])
+def test_openai_sdk_stream_state_reads_chat_chunks(source: Any) -> None:
+    streaming = pytest.importorskip("openai.lib.streaming.chat")
+    chunk_type = pytest.importorskip("openai.types.chat").ChatCompletionChunk
+    construct = pytest.importorskip("openai._models").construct_type
+    response = answer(source)
+    state = streaming.ChatCompletionStreamState()
+    for _, payload in frames(encode(events_of(source) or [], "openai")):
+        if payload is not None:  # the SDK builds chunks as its Stream does: unvalidated
+            state.handle_chunk(construct(type_=chunk_type, value=payload))
+    # (get_final_completion refuses a `length` finish; the snapshot is the same message)
+    message = state.current_completion_snapshot.choices[0].message
+    assert (message.content or "") == response.text()
+    wanted = _calls(response)
+    valid = {call[0] for call in wanted}
+    got = [
+        (c.id, c.function.name, json.loads(c.function.arguments or "{}"))
+        for c in message.tool_calls or []
+        if c.id in valid
+    ]
+    assert got == wanted
+
+
+@pytest.mark.parametrize("source", SAMPLE, ids=[s.name for s in SAMPLE])
+def test_anthropic_sdk_accumulator_reads_messages_events(source: Any) -> None:
+    messages = pytest.importorskip("anthropic.lib.streaming._messages")
+    event_type = pytest.importorskip("anthropic.types").RawMessageStreamEvent
+    construct = pytest.importorskip("anthropic._models").construct_type
+    response = answer(source)
+    if any(
+        isinstance(b, InvalidToolUse) and "not valid JSON" in b.reason for b in response.content
+    ):
+        pytest.skip("arguments that are not JSON are written as received; this SDK refuses them")
+    snapshot: Any = None
+    buffers: dict[int, bytes] = {}
+    for _, payload in frames(encode(events_of(source) or [], "anthropic")):
+        event = construct(type_=event_type, value=payload)
+        snapshot = messages.accumulate_event(
+            event=event, current_snapshot=snapshot, json_bufs=buffers
+        )
+    text = "".join(b.text for b in snapshot.content if b.type == "text")
+    thinking = "".join(b.thinking for b in snapshot.content if b.type == "thinking")
+    calls = [(b.id, b.name, b.input) for b in snapshot.content if b.type == "tool_use"]
+    assert text == response.text()
+    assert thinking == reasoning_text(response)
+    invalid = {b.id for b in response.content if isinstance(b, InvalidToolUse)}
+    assert [c for c in calls if c[0] not in invalid] == _calls(response)
+    assert snapshot.stop_reason is not None
+    if response.usage.output_tokens is not None:
+        assert snapshot.usage.output_tokens == response.usage.output_tokens
+
+
+@pytest.mark.parametrize("source", SAMPLE, ids=[s.name for s in SAMPLE])
+def test_openai_sdk_response_stream_state_reads_responses_events(source: Any) -> None:
+    responses = pytest.importorskip("openai.lib.streaming.responses._responses")
+    event_type = pytest.importorskip("openai.types.responses").ResponseStreamEvent
+    construct = pytest.importorskip("openai._models").construct_type
+    omit = pytest.importorskip("openai").omit
+
+    response = answer(source)
+    state = responses.ResponseStreamState(input_tools=omit, text_format=omit)
+    final: Any = None
+    for _, payload in frames(encode(events_of(source) or [], "openai-responses")):
+        for event in state.handle_event(construct(type_=event_type, value=payload)):
+            if event.type in ("response.completed", "response.incomplete"):
+                final = event.response
+    assert final is not None
+    text = "".join(
+        part.text
+        for item in final.output
+        if item.type == "message"
+        for part in item.content
+        if part.type == "output_text"
+    )
+    wanted = _calls(response)
+    valid = {call[0] for call in wanted}
+    calls = [
+        (item.call_id, item.name, json.loads(item.arguments or "{}"))
+        for item in final.output
+        if item.type == "function_call" and item.call_id in valid
+    ]
+    assert text == response.text()
+    assert calls == wanted
