@@ -12,8 +12,11 @@ trailing bare ``data: [DONE]``::
     debug                            ignored
 
 Cohere numbers content items, tool calls and citations separately, so each kind gets
-its own keys in the assembler (a content index ``i`` is the key ``i``; a call is
-``("tool", i)``; a citation ``("citation", i)``; the plan ``"plan"``).
+its own keys in the assembler: a content index ``i`` is the key ``i``, a call the key
+``-1 - i`` (a negative int: as cheap to hash as the content keys, on the hot path of
+argument fragments), a citation ``("citation", i)``, the plan ``"plan"``. The two
+frequent events (``content-delta``, ``tool-call-delta``) are read with one chain of
+lookups each; anything unusual in them falls back to the checked path.
 
 Rules, each tested:
 
@@ -138,12 +141,31 @@ class CohereHandler:
         if obj.__class__ is not dict and not isinstance(obj, Mapping):
             raise shape_error("an event is not a JSON object")
         kind = obj.get("type")
-        if kind == "content-delta":  # nearly every event: checked first
-            self._content_delta(obj)
+        # The deltas are nearly every event: one chain of lookups, no checks beyond it.
+        if kind == "content-delta":
+            try:
+                content = obj["delta"]["message"]["content"]
+                text = content.get("text")
+                index = obj["index"]
+            except (KeyError, TypeError, AttributeError):
+                text = index = None
+            if text.__class__ is str and index.__class__ is int and len(content) == 1:
+                self.assembler.text(index, text)
+            else:
+                self._content_delta(obj)
+            return
+        if kind == "tool-call-delta":
+            try:
+                fragment = obj["delta"]["message"]["tool_calls"]["function"]["arguments"]
+                index = obj["index"]
+            except (KeyError, TypeError):
+                fragment = index = None
+            if fragment.__class__ is str and index.__class__ is int:
+                self.assembler.tool_input(-1 - index, fragment)
+            else:
+                self._call_delta(obj)
             return
         match kind:
-            case "tool-call-delta":
-                self._call_delta(obj)
             case "tool-plan-delta":
                 self._plan_delta(obj)
             case "message-start":
@@ -157,7 +179,7 @@ class CohereHandler:
             case "tool-call-end":
                 index = _index(obj)
                 self._open_calls.discard(index)
-                self.assembler.end(("tool", index))
+                self.assembler.end(-1 - index)
             case "citation-start":
                 self._citation_start(obj)
             case "citation-end":
@@ -245,7 +267,7 @@ class CohereHandler:
         call = _call(obj)
         self._close_plan()
         index = _index(obj)
-        key = ("tool", index)
+        key = -1 - index
         function = call.get("function")
         if not isinstance(function, Mapping):
             function = _EMPTY
@@ -264,7 +286,7 @@ class CohereHandler:
         index = obj.get("index")
         if index.__class__ is not int:
             index = _index(obj)
-        self.assembler.tool_input(("tool", index), arguments)
+        self.assembler.tool_input(-1 - index, arguments)
 
     def _citation_start(self, obj: Mapping[str, Any]) -> None:
         citation = _message(obj).get("citations")
@@ -360,7 +382,7 @@ def parse_body(assembler: Assembler, body: Mapping[str, Any]) -> None:
     for n, call in enumerate(calls if isinstance(calls, list) else ()):
         if not isinstance(call, Mapping):
             raise shape_error("a tool call that is not an object")
-        _body_call(assembler, ("tool", n), call)
+        _body_call(assembler, -1 - n, call)
     usage = body.get("usage")
     if isinstance(usage, Mapping):
         assembler.usage(dict(usage), **usage_counts(usage))
@@ -387,7 +409,7 @@ def _body_content(assembler: Assembler, content: Any) -> None:
         assembler.end(n)
 
 
-def _body_call(assembler: Assembler, key: tuple[str, int], call: Mapping[str, Any]) -> None:
+def _body_call(assembler: Assembler, key: int, call: Mapping[str, Any]) -> None:
     function = call.get("function")
     if not isinstance(function, Mapping):
         function = _EMPTY
