@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,36 +92,57 @@ def _param(example: Example) -> object:
     return pytest.param(example, id=example.where, marks=marks)
 
 
-@pytest.mark.parametrize("example", [_param(e) for e in all_examples()])
-def test_example_runs(example: Example, tmp_path: Path, json_backend: str) -> None:
+def run_example(example: Example, directory: Path, json_backend: str) -> Outcome:
+    """Run one example as a script in a fresh interpreter, from the repository root."""
     # The example runs with the suite's JSON backend (orjson is laminate's default when
     # installed; LAMINATE_JSON=stdlib forces the standard library).
     env = {key: value for key, value in os.environ.items() if key != "LAMINATE_JSON"}
     if json_backend == "stdlib":
         env["LAMINATE_JSON"] = "stdlib"
     # Blank lines first, so that a traceback's line numbers are the document's.
-    script = tmp_path / (example.path.stem + ".py")
+    script = directory / f"{example.path.stem}_{example.line}.py"
     script.write_text("\n" * (example.line - 1) + example.code + "\n", encoding="utf-8")
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-W",
-            "error",
-            # httpx nests async generators without aclosing() (as in pyproject's filters).
-            "-W",
-            "ignore:Async generator:ResourceWarning",
-            str(script),
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert result.returncode == 0, (
-        f"the example at {example.where} failed:\n{result.stdout[-2000:]}{result.stderr[-4000:]}"
-    )
+    command = [
+        sys.executable,
+        "-W",
+        "error",
+        # httpx nests async generators without aclosing() (as in pyproject's filters).
+        "-W",
+        "ignore:Async generator:ResourceWarning",
+        str(script),
+    ]
+    try:
+        result = subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return Outcome(False, f"no answer within {TIMEOUT} s")
+    return Outcome(result.returncode == 0, result.stdout[-2000:] + result.stderr[-4000:])
+
+
+@dataclass(frozen=True)
+class Outcome:
+    ok: bool
+    output: str
+
+
+@pytest.fixture(scope="session")
+def example_outcomes(
+    json_backend: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[Example, Outcome]:
+    """Every runnable example's outcome, run a few at a time: most of an example's time is
+    an interpreter starting and a loopback server answering, not this machine's cores."""
+    directory = tmp_path_factory.mktemp(f"examples-{json_backend}")
+    runnable = [example for example in all_examples() if example.not_run is None]
+    with ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
+        outcomes = pool.map(lambda e: run_example(e, directory, json_backend), runnable)
+        return dict(zip(runnable, outcomes, strict=True))
+
+
+@pytest.mark.parametrize("example", [_param(e) for e in all_examples()])
+def test_example_runs(example: Example, example_outcomes: dict[Example, Outcome]) -> None:
+    outcome = example_outcomes[example]
+    assert outcome.ok, f"the example at {example.where} failed:\n{outcome.output}"
 
 
 def test_the_collector_finds_the_examples() -> None:
