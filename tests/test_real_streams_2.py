@@ -529,12 +529,6 @@ ANTHROPIC = [
         tools=(("fixed_version", {}),),
         tool_ids=("toolu_01825dXWLSoJwCst1qTsiWdb",),
         usage=usage(598, 92, reasoning_tokens=53),
-        bugs={
-            "usage": (
-                "Anthropic's usage.output_tokens_details.thinking_tokens (53 here) is not read: "
-                "reasoning_tokens is None although the provider reported the reasoning share"
-            )
-        },
     ),
     Case(
         # One web search, then ten text blocks (five of them with citations).

@@ -46,11 +46,16 @@ STOP_REASONS: Final[Mapping[str, StopReason]] = {
 
 
 def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
+    """The counts of a Messages ``usage`` object (``output_tokens`` includes thinking;
+    ``output_tokens_details.thinking_tokens``, where sent, is its share)."""
+    details = usage.get("output_tokens_details")
+    thinking = details.get("thinking_tokens") if isinstance(details, Mapping) else None
     return {
         "input_tokens": int_or_none(usage.get("input_tokens")),
         "output_tokens": int_or_none(usage.get("output_tokens")),
         "cache_read_tokens": int_or_none(usage.get("cache_read_input_tokens")),
         "cache_write_tokens": int_or_none(usage.get("cache_creation_input_tokens")),
+        "reasoning_tokens": int_or_none(thinking),
     }
 
 
