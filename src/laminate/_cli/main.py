@@ -390,7 +390,7 @@ def _serve(args: argparse.Namespace) -> int:
     directory = Path(args.directory) if args.directory else DEMO_STREAMS
     if not directory.is_dir():
         raise CommandError(f"no such directory: {directory}")
-    app = MockProvider(directory, pace=args.pace, log=_log)
+    app = MockProvider(directory, pace=args.pace, log=_log, as_format=args.as_format)
     listing = app.listing()
     if not any(listing.values()):
         folders = ", ".join(f"{p}/*.{APIS[p].framing}" for p in listing)
@@ -404,11 +404,19 @@ def _serve(args: argparse.Namespace) -> int:
             f"{os.strerror(exc.errno) if exc.errno else exc}"
         ) from None
     _log(f"serving {directory} on {base_url(sock)} (Ctrl-C to stop)")
+    if args.as_format:
+        _log(f"  every recording re-encoded as {args.as_format}")
     for provider, names in listing.items():
         if names:
             _log(f"  {provider}: {', '.join(names)}")
     server.run(sockets=[sock])
     return 0
+
+
+def _targets() -> tuple[str, ...]:
+    from .._encode.encoder import targets
+
+    return targets()
 
 
 def _log(line: str) -> None:
@@ -547,6 +555,14 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="the address (default: 127.0.0.1)")
     serve.add_argument(
         "--pace", type=_pace, default=0.0, metavar="S", help="seconds between frames (0)"
+    )
+    serve.add_argument(
+        "--as",
+        dest="as_format",
+        choices=_targets(),
+        metavar="FORMAT",
+        help="answer every endpoint with any provider's recording, re-encoded as FORMAT "
+        f"({', '.join(_targets())}); absent: each recording as recorded",
     )
 
     demo = _command(

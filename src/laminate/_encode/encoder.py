@@ -10,7 +10,14 @@ thin loops over it, and close the event source when they stop early.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Callable,
+    Generator,
+    Iterable,
+    Mapping,
+)
 from dataclasses import replace
 from typing import Any, Final
 
@@ -112,7 +119,7 @@ class StreamEncoder:
         return self._writer.close()
 
 
-async def encode_stream(events: AsyncIterable[Event], target: str) -> AsyncIterator[bytes]:
+async def encode_stream(events: AsyncIterable[Event], target: str) -> AsyncGenerator[bytes, None]:
     """Encode an async stream of events (``normalize_stream(...)``, for one) as
     ``target``'s bytes, chunk by chunk. The source is closed when this generator is."""
     encoder = StreamEncoder(target)
@@ -130,7 +137,7 @@ async def encode_stream(events: AsyncIterable[Event], target: str) -> AsyncItera
             await aclose()
 
 
-def encode_stream_sync(events: Iterable[Event], target: str) -> Iterator[bytes]:
+def encode_stream_sync(events: Iterable[Event], target: str) -> Generator[bytes, None, None]:
     """The sync twin of :func:`encode_stream`."""
     encoder = StreamEncoder(target)
     try:
