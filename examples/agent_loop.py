@@ -25,6 +25,9 @@ ENDPOINTS = {
     "anthropic": "/v1/messages",
     "ollama": "/api/chat",
     "cohere": "/v2/chat",
+    # Gemini names the model in the path; `alt=sse` asks for SSE (without it: a JSON array,
+    # which laminate reads as well).
+    "gemini": "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse",
 }
 MODELS = {
     "openai": "gpt-4.1-mini",
@@ -50,6 +53,11 @@ async def run_command(command: str) -> str:
 
 
 def first_request(provider: str) -> dict[str, Any]:
+    if provider == "gemini":  # `contents` of parts; the endpoint says it streams
+        return {
+            "contents": [{"role": "user", "parts": [{"text": "Write slugify.py and test it."}]}],
+            "tools": registry.tools(provider),
+        }
     key = "input" if provider == "openai-responses" else "messages"
     request: dict[str, Any] = {
         "model": MODELS[provider],
@@ -65,7 +73,7 @@ def first_request(provider: str) -> dict[str, Any]:
 async def tool_loop(client: httpx.AsyncClient, provider: str) -> laminate.NormalizedResponse:
     """Ask, run the tools the model calls, send the results back; until it answers."""
     request = first_request(provider)
-    history_key = "input" if provider == "openai-responses" else "messages"
+    history_key = {"openai-responses": "input", "gemini": "contents"}.get(provider, "messages")
     for _ in range(5):  # a bound on the number of turns
         async with client.stream("POST", ENDPOINTS[provider], json=request) as http:
             response = await laminate.collect(http)

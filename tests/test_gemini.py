@@ -917,3 +917,50 @@ def test_the_complete_body_and_its_stream_agree() -> None:
     body = normalize((REAL_STREAMS / "gemini-native" / "nonstream-function-call.json").read_bytes())
     assert body.provider == "gemini"
     assert body.tool_uses()[0].input.value == {"expression": "15 * 7"}
+
+
+# -- the mock server and the demo -----------------------------------------------------------
+
+
+def test_the_mock_server_answers_sse_a_json_array_and_a_body() -> None:
+    import httpx
+
+    from laminate.testing import mock_server
+
+    request = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    base = "/v1beta/models/gemini-3-pro-preview"
+    with mock_server() as url, httpx.Client(base_url=url) as client:
+        with client.stream("POST", base + ":streamGenerateContent?alt=sse", json=request) as http:
+            assert http.headers["content-type"].startswith("text/event-stream")
+            streamed = laminate.collect_sync(http)
+        with client.stream("POST", base + ":streamGenerateContent", json=request) as http:
+            assert http.headers["content-type"].startswith("application/json")
+            array = http.read()
+        body = client.post(base + ":generateContent", json=request)
+    assert streamed.provider == "gemini"
+    assert streamed.has_tool_use()
+    assert array.startswith(b"[{")
+    assert array.endswith(b"}]")
+    assert b",\r\n{" in array
+    if hasattr(laminate._framing, "JSONArrayDecoder"):
+        from_array = laminate.collect_sync([array], provider="gemini")
+        assert from_array.content == streamed.content
+    complete = normalize(body.json())
+    assert complete.content == streamed.content
+    assert complete.stop_reason == streamed.stop_reason
+    assert complete.usage == streamed.usage
+
+
+def test_the_demo_runs_a_gemini_tool_loop() -> None:
+    import io
+
+    from laminate._cli.demo import run_demo
+
+    out = io.StringIO()
+    (run,) = run_demo(["gemini"], pace=0, stream=out, plain=True)
+    first, second = run.responses
+    assert [c.name for c in first.tool_uses()] == ["write_file", "run_command"]
+    assert all(c.signature for c in first.tool_uses()[:1])
+    assert second.stop_reason == "end_turn"
+    assert "creme-brulee-10-recipes" in second.text()
+    assert "gemini · turn 2" in out.getvalue()

@@ -52,8 +52,15 @@ _MODEL: Final = {
     "anthropic": "claude-sonnet-4-5",
     "ollama": "qwen3:8b",
     "cohere": "command-a-03-2025",
+    "gemini": "gemini-3-pro-preview",
 }
-_ENDPOINT: Final = {route.provider: path for path, route in ROUTES.items()}
+ENDPOINTS: Final = {
+    **{route.provider: path for path, route in ROUTES.items()},
+    # Gemini names the model in the path; `alt=sse` asks for SSE rather than a JSON array.
+    "gemini": f"/v1beta/models/{_MODEL['gemini']}:streamGenerateContent?alt=sse",
+}
+"""The endpoint each demo provider is asked on."""
+_ENDPOINT: Final = ENDPOINTS
 _INDENT: Final = "      "
 
 
@@ -365,6 +372,11 @@ def demo_tools() -> ToolRegistry:
 
 
 def first_request(provider: str, registry: ToolRegistry) -> dict[str, Any]:
+    if provider == "gemini":  # the model is in the path, the answer streams by endpoint
+        return {
+            "contents": [{"role": "user", "parts": [{"text": PROMPT}]}],
+            "tools": registry.tools(provider),
+        }
     key = "input" if provider == "openai-responses" else "messages"
     request: dict[str, Any] = {
         "model": _MODEL[provider],
@@ -435,12 +447,13 @@ async def _turn(
 
 
 async def _provider(client: httpx.AsyncClient, provider: str, screen: _Screen) -> ProviderRun:
+    from .._apis.registry import api
     from .._tools.wire import assistant_message, tool_results
 
     registry = demo_tools()
     run = ProviderRun(provider)
     request = first_request(provider, registry)
-    key = "input" if provider == "openai-responses" else "messages"
+    key = api(provider).turn_key
     started = time.perf_counter()
     for turn in (1, 2):
         screen.heading(f"{provider} · turn {turn} · POST {_ENDPOINT[provider]}")
