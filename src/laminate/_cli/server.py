@@ -20,7 +20,8 @@ Endpoints, and where their recordings live inside the served directory::
 A request gets the first recording that matches, in this order:
 
 1. the header ``X-Laminate-Fixture: <name>`` (404 if there is no such recording);
-2. the request's ``model``, when a recording has exactly that name;
+2. the request's ``model`` (Bedrock's: the one in the path), when a recording has exactly
+   that name;
 3. the turn: the number of model turns already in the conversation (runs of entries in
    ``messages``, or in a Responses ``input``, not from the user, system or developer).
    Turn 0 gets the first recording in sorted name order, turn 1 the second, and so on;
@@ -89,9 +90,10 @@ ROUTES: Final[Mapping[str, Route]] = {
     "/v2/chat": Route("cohere", stream_default=False),
 }
 # Bedrock names the model in the path, so its endpoints are patterns (a fullmatch each).
+# The model named in the path takes the place of the request's `model`.
 PATTERN_ROUTES: Final[Mapping[re.Pattern[str], Route]] = {
-    re.compile(r"/model/[^/]+/converse-stream"): Route("bedrock", stream_default=True),
-    re.compile(r"/model/[^/]+/converse"): Route("bedrock", stream_default=False),
+    re.compile(r"/model/(?P<model>[^/]+)/converse-stream"): Route("bedrock", stream_default=True),
+    re.compile(r"/model/(?P<model>[^/]+)/converse"): Route("bedrock", stream_default=False),
     # Gemini names the model in the path too; the method after the colon says whether
     # the answer streams (its requests carry no `stream` field).
     re.compile(r"/v1(?:beta)?/models/(?P<model>[^/:]+):streamGenerateContent"): Route(
@@ -203,12 +205,16 @@ def _split_messages(data: bytes) -> list[bytes]:
     return pieces
 
 
-def _route(path: str) -> Route | None:
+def _route(path: str) -> tuple[Route, str | None] | None:
+    """The route of ``path``, and the model its path names (Bedrock's), if any."""
     path = path.rstrip("/")
     route = ROUTES.get(path)
-    if route is None:
-        route = next((r for p, r in PATTERN_ROUTES.items() if p.fullmatch(path)), None)
-    return route
+    if route is not None:
+        return route, None
+    for pattern, route in PATTERN_ROUTES.items():
+        if found := pattern.fullmatch(path):
+            return route, found["model"]
+    return None
 
 
 # -- the ASGI app ------------------------------------------------------------------------
@@ -259,10 +265,14 @@ class MockProvider:
         *,
         pace: float = 0.0,
         log: Callable[[str], None] | None = None,
+        as_format: str | None = None,
     ) -> None:
         self.directory = Path(directory) if directory is not None else DEMO_STREAMS
         self.pace = pace
         self.log = log
+        self.as_format = as_format
+        """With a target name (``laminate serve --as``): every endpoint answers from the
+        recordings of every provider, re-encoded as that target's stream or body."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -279,17 +289,22 @@ class MockProvider:
         method, path = scope["method"], scope["path"]
         if method == "GET" and path == "/":
             return _json_reply(200, self.listing())
-        route = _route(path)
-        if route is None:
+        routed = _route(path)
+        if routed is None:
             known = ", ".join(f"POST {p}" for p in ROUTES)
             return _error("openai", 404, "not_found_error", f"no endpoint {path}; try {known}")
+        route, path_model = routed
         provider = route.provider
         if method != "POST":
             return _error(provider, 405, "invalid_request_error", f"{path} takes POST")
         request = await _read_json(receive)
         if not isinstance(request, dict):
             return _error(provider, 400, "invalid_request_error", "the body is not a JSON object")
+        if path_model is not None:
+            request = {**request, "model": path_model}
         stream = bool(request.get("stream", route.stream_default))
+        if self.as_format is not None:
+            return self._translated(request, stream, _header(scope, b"x-laminate-fixture"))
         try:
             recording = self._choose(provider, request, _header(scope, b"x-laminate-fixture"))
         except _NoRecording as exc:
@@ -299,6 +314,31 @@ class MockProvider:
             reply = _array_reply(recording)  # Gemini streams a JSON array unless alt=sse
         reply.headers.append((b"x-laminate-fixture", f"{provider}/{recording.name}".encode()))
         reply.note = f"{provider}/{recording.name} ({'stream' if stream else 'body'})"
+        return reply
+
+    def _translated(self, request: Mapping[str, Any], stream: bool, fixture: str | None) -> _Reply:
+        """``--as``: a recording of any provider (``X-Laminate-Fixture`` takes ``name`` or
+        ``provider/name``), written as ``as_format``."""
+        target = self.as_format or ""
+        shape = target if target in APIS else "openai"  # the error shape of the target
+        pool = sorted(
+            r for route in {*ROUTES.values(), *PATTERN_ROUTES.values()}
+            for r in find_recordings(self.directory, route.provider)
+        )  # fmt: skip
+        if fixture is not None and "/" in fixture:
+            pool = [r for r in pool if f"{r.provider}/{r.name}" == fixture]
+            fixture = fixture.rpartition("/")[2]
+        if not pool:
+            return _error(shape, 404, "not_found_error", f"no recordings in {self.directory}")
+        try:
+            recording = choose_recording(pool, request, fixture)
+        except _NoRecording as exc:
+            return _error(shape, 404, "not_found_error", str(exc))
+        reply = _encoded_reply(recording, target, stream or target not in APIS, shape)
+        reply.headers.append(
+            (b"x-laminate-fixture", f"{recording.provider}/{recording.name}".encode())
+        )
+        reply.note = f"{recording.provider}/{recording.name} as {target}"
         return reply
 
     def _choose(self, provider: str, request: Mapping[str, Any], fixture: str | None) -> Recording:
@@ -345,7 +385,10 @@ def _body_reply(recording: Recording) -> _Reply:
     except ProviderError as exc:
         status = 500 if exc.retryable else 400
         if isinstance(exc.raw, Mapping):
-            return _json_reply(status, exc.raw)
+            reply = _json_reply(status, exc.raw)
+            if provider == "bedrock":  # AWS clients read the error's type from this header
+                reply.headers.append((b"x-amzn-errortype", exc.error_type.encode()))
+            return reply
         return _error(provider, status, exc.error_type, exc.message)
     except LaminateError as exc:
         message = f"recording {recording.name!r} has no complete answer: {exc}"
@@ -353,6 +396,28 @@ def _body_reply(recording: Recording) -> _Reply:
     if normalizer.response is None:  # close() either completes the response or raises
         return _error(provider, 500, "api_error", f"recording {recording.name!r} gave nothing")
     return _json_reply(200, APIS[normalizer.response.provider].write_body(normalizer.response))
+
+
+def _encoded_reply(recording: Recording, target: str, stream: bool, shape: str) -> _Reply:
+    """A recording normalized, then written as ``target``: a stream paced event by event,
+    or a complete body; a recording that ends in an error is answered with that error."""
+    from .._encode.encoder import StreamEncoder, encode_response
+
+    normalizer = StreamNormalizer(recording.provider)
+    try:
+        events = normalizer.feed(recording.stream.read_bytes())
+        events += normalizer.close()
+    except LaminateError as exc:
+        status = 500 if getattr(exc, "retryable", True) else 400
+        return _error(shape, status, getattr(exc, "error_type", "api_error"), str(exc))
+    if not stream and normalizer.response is not None:
+        return _json_reply(200, encode_response(normalizer.response, target))
+    encoder = StreamEncoder(target)
+    chunks = [data for data in map(encoder.encode, events) if data]
+    chunks.append(encoder.close())
+    headers = [(k.encode(), v.encode()) for k, v in encoder.headers.items() if k != "content-type"]
+    headers.append((b"cache-control", b"no-cache"))
+    return _Reply(200, encoder.media_type, chunks, headers, True)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -462,13 +527,15 @@ def mock_server(
     port: int = 0,
     pace: float = 0.0,
     log: Callable[[str], None] | None = None,
+    as_format: str | None = None,
 ) -> Iterator[str]:
     """Run the mock provider in a thread; yields its base URL, stops it on exit.
 
     ``port=0`` (the default) takes a free port. ``directory`` defaults to the demo
-    streams bundled with laminate.
+    streams bundled with laminate. ``as_format`` (a stream target name) re-encodes every
+    recording as that API's answer (``laminate serve --as``).
     """
-    server = make_server(MockProvider(directory, pace=pace, log=log))
+    server = make_server(MockProvider(directory, pace=pace, log=log, as_format=as_format))
     sock = listen(host, port)
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, name="laminate-mock-provider", daemon=True
