@@ -30,6 +30,18 @@ One table row per provider, one small function per shape. What each shape keeps:
     each with its ``thoughtSignature`` where it came, and the parts laminate keeps as
     ``Unknown``, whole. Results: ONE ``user`` turn of ``functionResponse`` parts,
     ``{"output": ...}`` or ``{"error": ...}``.
+``bedrock`` (Converse)
+    Assistant: one message of content blocks: ``reasoningContent`` with its signature
+    (only back to Bedrock), ``text``, ``toolUse`` with the input as an object. Results:
+    ONE ``user`` message of ``toolResult`` blocks, ``status: "error"`` for a failure, never
+    an empty content list.
+``cohere`` (v2 chat)
+    Assistant: one message with ``tool_plan`` (the plan a Cohere answer came with),
+    ``tool_calls`` with the arguments as a JSON string, and the text. Results: one ``tool``
+    message per result with ``tool_call_id``, ``Error:`` prefix.
+
+The conversation these go into is ``messages``, except ``input`` (Responses) and
+``contents`` (Gemini); :func:`append_turn` knows which.
 
 Opaque reasoning (signatures, encrypted content, redacted data) and ``Unknown`` blocks are
 only echoed to the API that produced them: they mean nothing to another. An
@@ -64,7 +76,7 @@ def tool_definitions(tools: Iterable[Tool], provider: str) -> list[Message]:
 @overload
 def assistant_message(
     response: NormalizedResponse,
-    provider: Literal["openai", "anthropic", "ollama", "gemini"],
+    provider: Literal["openai", "anthropic", "ollama", "gemini", "bedrock", "cohere"],
     *,
     reasoning_field: str | None = ...,
 ) -> Message: ...
