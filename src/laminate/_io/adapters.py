@@ -65,9 +65,15 @@ class NormalizedStream:
     Leaving it early (``break``, an exception, cancellation) closes the source.
     """
 
-    def __init__(self, source: object, provider: str | None, options: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        source: object,
+        provider: str | None,
+        options: dict[str, Any],
+        caller: str = "normalize_stream",
+    ) -> None:
         idle_timeout: float | None = options.pop("idle_timeout", None)
-        recognised = async_source(source, "normalize_stream")
+        recognised = async_source(source, caller)
         self._source = recognised
         self._run = Run(provider, {**recognised.hints, **options})
         # The generator must not refer back to this object: without a reference cycle,
@@ -115,13 +121,19 @@ class NormalizedStreamSync:
     Leaving it early (``break``, an exception) closes the source.
     """
 
-    def __init__(self, source: object, provider: str | None, options: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        source: object,
+        provider: str | None,
+        options: dict[str, Any],
+        caller: str = "normalize_stream_sync",
+    ) -> None:
         if "idle_timeout" in options:
             raise TypeError(
                 "idle_timeout is for the async adapters; give the sync client a read timeout"
                 " (httpx.Client(timeout=...)) instead"
             )
-        recognised = sync_source(source, "normalize_stream_sync")
+        recognised = sync_source(source, caller)
         self._source = recognised
         self._run = Run(provider, {**recognised.hints, **options})
         self._events = _run_sync(self._run, recognised)
@@ -308,7 +320,7 @@ async def collect(
     options as :func:`normalize_stream`. A failure raises the stream's error, whose
     ``.partial`` holds everything received before it.
     """
-    async with normalize_stream(source, provider, **options) as stream:
+    async with NormalizedStream(source, provider, options, "collect") as stream:
         async for _ in stream:
             pass
     return _final(stream.response)
@@ -323,7 +335,7 @@ def collect_sync(source: object, provider: str | None = None, **options: Any) ->
     chunks or parsed frames). A failure raises the stream's error, whose ``.partial``
     holds everything received before it.
     """
-    with normalize_stream_sync(source, provider, **options) as stream:
+    with NormalizedStreamSync(source, provider, options, "collect_sync") as stream:
         for _ in stream:
             pass
     return _final(stream.response)
