@@ -3,13 +3,16 @@
 The lossless target: ``laminate.event_from_dict`` reads each line back into an equal
 event, and the last line holds the whole response (``response.to_dict()``). It is what
 ``laminate replay`` prints, so a recorded run can be stored and replayed as events.
+
+The three delta events, nearly every line of a long answer, are written from templates
+(the same JSON ``event_to_dict`` gives, without building the dict); the rest through it.
 """
 
 from __future__ import annotations
 
-from .._core.events import Event
+from .._core.events import Event, ReasoningDelta, TextDelta, ToolInputDelta
 from .._core.serialize import event_to_dict
-from .writer import dumps
+from .writer import dumps, json_bytes
 
 __all__ = ["EventsWriter"]
 
@@ -20,7 +23,19 @@ class EventsWriter:
     name = "events"
 
     def event(self, event: Event) -> bytes:
+        """One JSON line."""
+        cls = event.__class__
+        if cls is TextDelta:
+            head = b'{"event":"text_delta","index":%d,"text":' % event.index  # type: ignore[union-attr]
+            return head + json_bytes(event.text) + b"}\n"  # type: ignore[union-attr]
+        if cls is ToolInputDelta:
+            head = b'{"event":"tool_input_delta","index":%d,"fragment":' % event.index  # type: ignore[union-attr]
+            return head + json_bytes(event.fragment) + b"}\n"  # type: ignore[union-attr]
+        if cls is ReasoningDelta:
+            head = b'{"event":"reasoning_delta","index":%d,"text":' % event.index  # type: ignore[union-attr]
+            return head + json_bytes(event.text) + b"}\n"  # type: ignore[union-attr]
         return dumps(event_to_dict(event)) + b"\n"
 
     def close(self) -> bytes:
+        """Nothing: the ``response_done`` line ends the stream."""
         return b""
