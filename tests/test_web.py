@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -384,7 +384,10 @@ class Demo:
         return match.group(0)
 
     def wait(self, timeout: float = 15) -> int:
+        """The exit status, once the process and both readers are done."""
         status = self.process.wait(timeout=timeout)
+        for reader in self.readers:
+            reader.join(timeout=5)
         while not self.lines.empty():
             self.out.append(self.lines.get())
         return status
@@ -401,14 +404,15 @@ class Demo:
 
 
 @pytest.fixture
-def demo() -> Iterator[type[Demo]]:
+def demo() -> Iterator[Callable[..., Demo]]:
+    """Starts demos; kills any still running at the end."""
     started: list[Demo] = []
 
     def start(*options: str) -> Demo:
         started.append(Demo(*options))
         return started[-1]
 
-    yield start  # type: ignore[misc]
+    yield start
     for process in started:
         process.close()
 
