@@ -881,7 +881,6 @@ def test_old_vertex_repeated_finish_keeps_all_the_text() -> None:
 
 
 @needs_real_streams_2
-@pytest.mark.xfail(strict=True, reason=PENDING["fbtest-vertex-error-json-after-data-midstream.sse"])
 def test_error_object_after_the_data_events() -> None:
     path = REAL_STREAMS_2 / "gemini-native" / "fbtest-vertex-error-json-after-data-midstream.sse"
     with pytest.raises(ProviderError) as caught:
@@ -899,11 +898,6 @@ def test_error_bodies_are_provider_errors_with_their_retry_advice(name: str) -> 
 
 
 @needs_real_streams_2
-@pytest.mark.xfail(
-    strict=True,
-    reason="a bare error body is read by the shared error_from_payload, which types it by "
-    "its numeric code, not by Gemini's status",
-)
 @pytest.mark.parametrize("name", sorted(ERROR_STATUS))
 def test_error_bodies_are_typed_by_status(name: str) -> None:
     with pytest.raises(ProviderError) as caught:

@@ -81,6 +81,8 @@ def error_from_payload(payload: Any, *, default_type: str = "error") -> Provider
             str_or_empty(err.get("type"))
             # OpenRouter names the upstream failure in `metadata.error_type`.
             or (str_or_empty(metadata.get("error_type")) if isinstance(metadata, Mapping) else "")
+            # Google names it in `status` ("INVALID_ARGUMENT") beside a numeric `code`.
+            or str_or_empty(err.get("status"))
             or (str(code) if code is not None and code != "" else default_type)
         )
     else:

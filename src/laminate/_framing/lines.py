@@ -320,10 +320,14 @@ class _LineDecoder:
 class SSEDecoder(_LineDecoder):
     """Incremental ``text/event-stream`` decoder (WHATWG HTML, "event stream interpretation").
 
-    Differs from the standard only at the end of the stream: an event whose closing blank
-    line never came, or whose last line has no line end, is still emitted by
+    Differs from the standard in two places. At the end of the stream: an event whose
+    closing blank line never came, or whose last line has no line end, is still emitted by
     :meth:`close`, which then sets :attr:`trailing`. ``trailing`` is also set when the
-    stream ends inside a comment line or after field lines that make no event.
+    stream ends inside a comment line or after field lines that make no event. And a
+    line that starts with ``{`` between events (which the standard would read as a field
+    of that odd name, and ignore) starts a JSON object written without ``data:``, as
+    Google's servers write an error after the events: its lines up to one that starts
+    with ``}`` are emitted as one frame, so the error is read, not dropped.
     """
 
     _drops_comments = True
@@ -339,6 +343,9 @@ class SSEDecoder(_LineDecoder):
         self._event: str | None = None
         self._id: str | None = None
         self._start = -1  # offset of the current event's first field line, -1 before it
+        self._stray: list[bytes] | None = None  # the lines of an object sent without data:
+        self._stray_start = -1
+        self._stray_size = 0
 
     def _take(self, lines: list[bytes], pos: int, sep: int, out: list[Frame]) -> None:
         # One tight loop over local copies of the state: "data:" and blank lines are nearly
@@ -356,6 +363,9 @@ class SSEDecoder(_LineDecoder):
             for line in lines:
                 here = pos
                 pos += len(line) + sep
+                if self._stray is not None or (line[:1] == b"{" and data is None and start < 0):
+                    self._take_stray(line, here, out)
+                    continue
                 if not line:
                     if data is not None:
                         if more:
@@ -410,6 +420,22 @@ class SSEDecoder(_LineDecoder):
         self._data = data
         self._size = size
 
+    def _take_stray(self, line: bytes, here: int, out: list[Frame]) -> None:
+        """One line of a JSON object sent outside any event (see the class docstring)."""
+        if self._stray is None:
+            self._stray, self._stray_start, self._stray_size = [], here, 0
+        self._stray.append(line)
+        self._stray_size += len(line) + 1
+        if self._stray_size > self._max:
+            raise self._data_too_big(self._stray_start, self._stray[0].decode("utf-8", "replace"))
+        if line[:1] == b"}" or (len(self._stray) == 1 and line.rstrip().endswith(b"}")):
+            self._emit_stray(out)  # a pretty-printed object's last line, or a one-line one
+
+    def _emit_stray(self, out: list[Frame]) -> None:
+        lines, self._stray = self._stray or [], None
+        text = b"\n".join(lines).decode()
+        out.append(_new(Frame, (None, text, self._stray_start, None, None)))
+
     def _field(self, line: bytes) -> bytes | None:
         """Apply a field other than ``data:``; return the data value of a bare ``data`` line."""
         name, _, value = line.decode().partition(":")
@@ -445,7 +471,15 @@ class SSEDecoder(_LineDecoder):
         return super()._line_too_long(pos if self._start < 0 else self._start, head)
 
     def _finish(self, tail: bytes, pos: int, out: list[Frame]) -> None:
-        self._trailing = bool(tail) or self._in_comment or self._start >= 0
+        self._trailing = (
+            bool(tail) or self._in_comment or self._start >= 0 or self._stray is not None
+        )
+        if self._stray is not None:
+            if tail:
+                self._take_stray(tail, pos, out)
+            if self._stray is not None:
+                self._emit_stray(out)  # cut short: the reader says it is not whole JSON
+            return
         # The unterminated line counts as a line, then the event is dispatched as if the
         # closing blank line had come.
         lines = [tail, b""] if tail else [b""]

@@ -21,6 +21,7 @@ __all__ = [
     "parse_anthropic_response",
     "parse_bedrock_response",
     "parse_cohere_response",
+    "parse_gemini_response",
     "parse_ollama_response",
     "parse_openai_response",
     "parse_responses_response",
@@ -110,6 +111,12 @@ def parse_cohere_response(body: Body) -> NormalizedResponse:
     """A complete Cohere v2 chat body (``message`` with ``content``, ``tool_plan``,
     ``tool_calls`` and ``citations``; ``finish_reason``; ``usage``)."""
     return _parse("cohere", body, HandlerOptions())
+
+
+def parse_gemini_response(body: Body) -> NormalizedResponse:
+    """A complete Gemini or Vertex ``generateContent`` body (``candidates[0].content.parts``,
+    ``finishReason``, ``usageMetadata``; a blocked prompt's ``promptFeedback``)."""
+    return _parse("gemini", body, HandlerOptions())
 
 
 def parse_ollama_response(body: Body) -> NormalizedResponse:
