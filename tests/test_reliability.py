@@ -408,11 +408,43 @@ async def test_stalled_server_and_the_clients_own_read_timeout(server: LoopbackS
         request = client.build_request("POST", server.add_plan(plan))
         response = await client.send(request, stream=True)
         await wait_for(plan.stalled, "the server stalled")
-        with pytest.raises(StreamReadError) as info:
+        with pytest.raises(StreamTimeoutError) as info:
             await laminate.collect(response)
         await wait_for(plan.disconnected, "the client disconnected")
     assert isinstance(info.value.__cause__, httpx.ReadTimeout)
     assert info.value.partial == _snapshot_after(sent)
+
+
+def _until_stop_reason(name: str) -> bytes:
+    """A fixture's bytes up to and including the frame that says why it stopped."""
+    frames = _frames((FIXTURES / name).read_bytes())
+    marker = b"stop_reason" if name.startswith("anthropic") else b'finish_reason":"stop'
+    cut = max(i for i, frame in enumerate(frames) if marker in frame.replace(b" ", b""))
+    return b"".join(frames[: cut + 1])
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", ["anthropic/text.sse", "openai/text.sse"])
+@pytest.mark.parametrize("fault", ["drop", "read timeout", "idle timeout"])
+async def test_a_transport_fault_after_the_stop_reason_completes_the_answer(
+    server: LoopbackServer, name: str, fault: str
+) -> None:
+    """Contract §5: after the provider said why it stopped, only the terminal marker was
+    missing; a dropped or silent connection then ends a complete answer."""
+    sent = _until_stop_reason(name)
+    plan = Plan([Send(sent), Drop() if fault == "drop" else Stall()], _content_type(name))
+    timeout = 0.5 if fault == "read timeout" else None
+    idle = 0.3 if fault == "idle timeout" else None
+    async with httpx.AsyncClient(timeout=timeout) as client:
+        response = await client.send(
+            client.build_request("POST", server.add_plan(plan)), stream=True
+        )
+        answer = await laminate.collect(response, idle_timeout=idle)
+    expected = StreamNormalizer()
+    expected.feed(sent)
+    expected.close()
+    assert answer == expected.response
+    assert answer.text()
 
 
 @pytest.mark.anyio

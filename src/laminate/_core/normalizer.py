@@ -118,6 +118,12 @@ class StreamNormalizer:
         """The final response, after ``ResponseDone``."""
         return self._assembler.response
 
+    @property
+    def finished(self) -> bool:
+        """Whether the provider has said why it stopped (a finish reason, a stop reason,
+        ``done``): the answer is then complete even if its terminal marker never comes."""
+        return self._assembler.finished
+
     def snapshot(self) -> NormalizedResponse:
         """Everything received so far (what an error's ``.partial`` holds)."""
         return self._assembler.snapshot()

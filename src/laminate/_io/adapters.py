@@ -15,7 +15,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import anyio
 
-from .._core.errors import LaminateError, StreamTimeoutError
+from .._core.errors import LaminateError, StreamReadError, StreamTimeoutError
 from .._core.events import Event
 from .._core.normalizer import StreamNormalizer
 from .._core.response import NormalizedResponse
@@ -219,11 +219,13 @@ async def _next_item(
     except StopAsyncIteration:
         return _END
     except TimeoutError as exc:
+        if normalizer.finished:
+            return _END  # only the terminal marker was still to come (contract §5)
         raise StreamTimeoutError(
             f"no bytes arrived for {idle_timeout} s", partial=normalizer.snapshot()
         ) from exc
     except Exception as exc:
-        raise read_error(exc, normalizer) from exc
+        return _after_read_error(exc, normalizer)
 
 
 def _run_sync(run: Run, source: SyncSource) -> Generator[Event, None, None]:
@@ -261,7 +263,16 @@ def _next_sync(normalizer: StreamNormalizer, items: Iterator[Any]) -> Any:
     try:
         return next(items, _END)
     except Exception as exc:
-        raise read_error(exc, normalizer) from exc
+        return _after_read_error(exc, normalizer)
+
+
+def _after_read_error(exc: Exception, normalizer: StreamNormalizer) -> Any:
+    """The end of the items when the transport failed after the provider had said why it
+    stopped (only the terminal marker was still to come, contract §5); else the error."""
+    error = read_error(exc, normalizer)
+    if type(error) in (StreamReadError, StreamTimeoutError) and normalizer.finished:
+        return _END
+    raise error from exc
 
 
 _SOURCES_DOC: Final = """

@@ -37,6 +37,7 @@ from .._core.errors import (
     MalformedStreamError,
     ProviderError,
     StreamReadError,
+    StreamTimeoutError,
 )
 from .._core.events import Event
 from .._core.normalizer import StreamNormalizer
@@ -515,11 +516,24 @@ def read_error(exc: Exception, normalizer: StreamNormalizer) -> LaminateError:
                 normalizer.feed_payload(payload)
             except LaminateError as from_frame:
                 return from_frame
+    if error is None and _is_timeout(exc):
+        error = StreamTimeoutError(f"reading the stream timed out: {type(exc).__name__}: {exc}")
     if error is None:
         error = StreamReadError(f"reading the stream failed: {type(exc).__name__}: {exc}")
     if error.partial is None:
         error.partial = normalizer.snapshot()
     return error
+
+
+def _is_timeout(exc: Exception) -> bool:
+    """A read that timed out: ``TimeoutError``, or a transport's own timeout (httpx and
+    httpx2 raise ``ReadTimeout``, a ``TimeoutException``), told by duck typing."""
+    if isinstance(exc, TimeoutError):
+        return True
+    return any(
+        kind.__name__ in ("TimeoutException", "ReadTimeout", "ReadTimeoutError")
+        for kind in type(exc).__mro__
+    )
 
 
 def is_empty(item: Any) -> bool:
