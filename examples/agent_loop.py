@@ -28,6 +28,9 @@ ENDPOINTS = {
     # Gemini names the model in the path; `alt=sse` asks for SSE (without it: a JSON array,
     # which laminate reads as well).
     "gemini": "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse",
+    # Bedrock's ConverseStream names the model in the path too, and answers in AWS's
+    # binary event stream framing.
+    "bedrock": "/model/us.anthropic.claude-sonnet-4-5-20250929-v1:0/converse-stream",
 }
 MODELS = {
     "openai": "gpt-4.1-mini",
@@ -57,6 +60,11 @@ def first_request(provider: str) -> dict[str, Any]:
         return {
             "contents": [{"role": "user", "parts": [{"text": "Write slugify.py and test it."}]}],
             "tools": registry.tools(provider),
+        }
+    if provider == "bedrock":  # Converse: content blocks, and the tools under toolConfig
+        return {
+            "messages": [{"role": "user", "content": [{"text": "Write slugify.py and test it."}]}],
+            "toolConfig": {"tools": registry.tools(provider)},
         }
     key = "input" if provider == "openai-responses" else "messages"
     request: dict[str, Any] = {

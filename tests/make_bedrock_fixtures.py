@@ -1,4 +1,5 @@
-"""Writes the binary fixtures of ``fixtures/bedrock/`` and ``fixtures/anthropic-bedrock/``.
+"""Writes the binary fixtures of ``fixtures/bedrock/`` and ``fixtures/anthropic-bedrock/``,
+and the Bedrock recordings of ``laminate demo`` (``src/laminate/_cli/demo_streams/bedrock/``).
 
 AWS event stream bodies are binary, so they are not written by hand: the events are, here,
 and :func:`laminate._framing.eventstream.encode_message` frames them (lengths and CRCs).
@@ -16,7 +17,9 @@ from typing import Any, Final
 
 from laminate._framing.eventstream import encode_message
 
-FIXTURES: Final = Path(__file__).resolve().parent.parent / "fixtures"
+ROOT: Final = Path(__file__).resolve().parent.parent
+FIXTURES: Final = ROOT / "fixtures"
+DEMO_STREAMS: Final = ROOT / "src" / "laminate" / "_cli" / "demo_streams"
 
 Event = tuple[str, dict[str, Any]]
 
@@ -336,13 +339,84 @@ ANTHROPIC_BEDROCK: Final[dict[str, bytes]] = {
 }
 
 
+# -- the demo's recordings: the two turns of `laminate demo`'s tool loop ------------------
+
+_SLUGIFY: Final = '''"""URL slugs from titles."""
+
+import re
+import unicodedata
+
+
+def slugify(title: str) -> str:
+    """Lowercase ASCII words joined by hyphens.
+
+    >>> slugify("Crème brûlée: 10 recipes!")
+    'creme-brulee-10-recipes'
+    """
+    folded = unicodedata.normalize("NFKD", title)
+    ascii_only = folded.encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^a-z0-9]+", "-", ascii_only.lower()).strip("-")
+'''
+
+
+def _arguments(index: int, arguments: dict[str, str], size: int) -> list[Event]:
+    """A call's arguments as JSON text, streamed in ``size``-character fragments."""
+    whole = json.dumps(arguments, ensure_ascii=False)
+    return [tool_input(index, whole[at : at + size]) for at in range(0, len(whole), size)]
+
+
+DEMO: Final[dict[str, bytes]] = {
+    # Claude through ConverseStream: thinking with its signature, a sentence, two calls.
+    "1-tool-calls": converse(
+        [
+            START,
+            reasoning(0, text="A slug helper, saved to disk, then checked."),
+            reasoning(0, text=" NFKD first so accents fold away, then drop"),
+            reasoning(0, text=" what is not ASCII, lowercase, and join the"),
+            reasoning(0, text=" remaining words with single hyphens. A doctest"),
+            reasoning(0, text=" shows the behaviour; running it proves it."),
+            reasoning(0, signature="RGVtb1NpZ25hdHVyZUZvclRoZUJlZHJvY2tUdXJuMDE="),
+            stop(0),
+            text(1, "I'll write `slugify.py`"),
+            text(1, " with a small, dependency-free"),
+            text(1, " helper and run its doctest."),
+            stop(1),
+            tool_start(2, "tooluse_V3JpdGVGaWxlRGVtbzAx", "write_file"),
+            *_arguments(2, {"path": "slugify.py", "content": _SLUGIFY}, 29),
+            stop(2),
+            tool_start(3, "tooluse_UnVuQ29tbWFuZERlbW8w", "run_command"),
+            *_arguments(3, {"command": "python -m doctest -v slugify.py"}, 23),
+            stop(3),
+            message_stop("tool_use"),
+            metadata(inputTokens=1204, outputTokens=297),
+        ]
+    ),
+    "2-answer": converse(
+        [
+            START,
+            text(0, "Done: `slugify.py` is"),
+            text(0, " written and its doctest"),
+            text(0, ' passes, so `slugify("Crème brûlée: 10'),
+            text(0, " recipes!\")` returns `'creme-brulee-10-recipes'`."),
+            stop(0),
+            message_stop("end_turn"),
+            metadata(inputTokens=1533, outputTokens=46),
+        ]
+    ),
+}
+
+
 def main() -> None:
-    for folder, streams in (("bedrock", BEDROCK), ("anthropic-bedrock", ANTHROPIC_BEDROCK)):
-        directory = FIXTURES / folder
+    for directory, streams in (
+        (FIXTURES / "bedrock", BEDROCK),
+        (FIXTURES / "anthropic-bedrock", ANTHROPIC_BEDROCK),
+        (DEMO_STREAMS / "bedrock", DEMO),
+    ):
         directory.mkdir(exist_ok=True)
         for name, data in streams.items():
             (directory / f"{name}.eventstream").write_bytes(data)
-            print(f"wrote fixtures/{folder}/{name}.eventstream ({len(data)} bytes)")
+            where = (directory / name).relative_to(ROOT)
+            print(f"wrote {where}.eventstream ({len(data)} bytes)")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ def test_agent_loop_example_runs_a_two_turn_loop_for_every_provider() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    for provider in ("openai", "openai-responses", "anthropic", "ollama", "gemini", "cohere"):
+    providers = ("openai", "openai-responses", "anthropic", "ollama", "gemini", "cohere", "bedrock")
+    for provider in providers:
         assert f"  {provider}: write_file(path, content)" in result.stdout
         assert f"  {provider}: run_command(command)" in result.stdout
         assert f"{provider} answered (end_turn): Done:" in result.stdout

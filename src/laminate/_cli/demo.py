@@ -34,7 +34,7 @@ from .._core.normalizer import StreamNormalizer
 from .._core.partial_json import JSONPath
 from .._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from .._io.adapters import normalize_stream
-from .server import DEMO_PACE, ROUTES, mock_server
+from .server import DEMO_PACE, PROVIDERS, ROUTES, mock_server
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PROVIDERS", "PlainWriter", "ProviderRun", "RichWriter", "Transcript", "run_demo"]
 
-PROVIDERS: Final = tuple(route.provider for route in ROUTES.values())
 PROMPT: Final = "Write a slugify(title) helper to slugify.py, then run its doctest."
 _MODEL: Final = {
     "openai": "deepseek-reasoner",
@@ -53,11 +52,14 @@ _MODEL: Final = {
     "ollama": "qwen3:8b",
     "cohere": "command-a-03-2025",
     "gemini": "gemini-3-pro-preview",
+    "bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
 }
 ENDPOINTS: Final = {
     **{route.provider: path for path, route in ROUTES.items()},
     # Gemini names the model in the path; `alt=sse` asks for SSE rather than a JSON array.
     "gemini": f"/v1beta/models/{_MODEL['gemini']}:streamGenerateContent?alt=sse",
+    # Bedrock too; the endpoint, not a field, says whether the answer streams.
+    "bedrock": f"/model/{_MODEL['bedrock']}/converse-stream",
 }
 """The endpoint each demo provider is asked on."""
 _ENDPOINT: Final = ENDPOINTS
@@ -376,6 +378,12 @@ def first_request(provider: str, registry: ToolRegistry) -> dict[str, Any]:
         return {
             "contents": [{"role": "user", "parts": [{"text": PROMPT}]}],
             "tools": registry.tools(provider),
+        }
+    if provider == "bedrock":  # Converse: content blocks, tools under toolConfig
+        return {
+            "messages": [{"role": "user", "content": [{"text": PROMPT}]}],
+            "toolConfig": {"tools": registry.tools(provider)},
+            "inferenceConfig": {"maxTokens": 2048},
         }
     key = "input" if provider == "openai-responses" else "messages"
     request: dict[str, Any] = {

@@ -23,7 +23,7 @@ from .._core.events import Event, ToolInputDelta
 from .._core.normalizer import StreamNormalizer
 from .._core.response import NormalizedResponse
 from .._core.serialize import event_to_dict, response_to_dict
-from .server import DEMO_PACE, ROUTES
+from .server import DEMO_PACE, PROVIDERS
 
 if TYPE_CHECKING:
     from .demo import Transcript
@@ -32,7 +32,7 @@ __all__ = ["main", "split_bytes"]
 
 FORMATS: Final = ("jsonl", "pretty", "final")
 CHECK_SEEDS: Final = 50
-DEMO_PROVIDERS: Final = tuple(route.provider for route in ROUTES.values())
+DEMO_PROVIDERS: Final = PROVIDERS
 _RANDOM_SIZES: Final = (1, 1, 2, 3, 4, 5, 7, 11, 16, 31, 64, 250, 1024)
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "DEMO_PACE",
     "DEMO_STREAMS",
     "PATTERN_ROUTES",
+    "PROVIDERS",
     "ROUTES",
     "MockProvider",
     "Recording",
@@ -103,6 +104,10 @@ PATTERN_ROUTES: Final[Mapping[re.Pattern[str], Route]] = {
         "gemini", stream_default=False
     ),
 }
+PROVIDERS: Final = tuple(
+    dict.fromkeys(route.provider for route in (*ROUTES.values(), *PATTERN_ROUTES.values()))
+)
+"""Every provider the mock server answers, in the routes' order."""
 _SUFFIX: Final = {"sse": ".sse", "ndjson": ".ndjson", "eventstream": ".eventstream"}
 _CONTENT_TYPE: Final = {
     "sse": "text/event-stream; charset=utf-8",
@@ -349,8 +354,7 @@ class MockProvider:
 
     def listing(self) -> dict[str, list[str]]:
         """The recording names per provider."""
-        providers = (route.provider for route in ROUTES.values())
-        return {p: [r.name for r in find_recordings(self.directory, p)] for p in providers}
+        return {p: [r.name for r in find_recordings(self.directory, p)] for p in PROVIDERS}
 
 
 def _stream_reply(recording: Recording) -> _Reply:
