@@ -87,6 +87,10 @@ def all_examples() -> list[Example]:
     return [example for path in doc_files() for example in examples_in(path)]
 
 
+# Collected once, so that the examples run are exactly the ones the tests are named after.
+EXAMPLES = all_examples()
+
+
 def _param(example: Example) -> object:
     marks = [pytest.mark.skip(reason=f"not run: {example.not_run}")] if example.not_run else []
     return pytest.param(example, id=example.where, marks=marks)
@@ -133,13 +137,13 @@ def example_outcomes(
     """Every runnable example's outcome, run a few at a time: most of an example's time is
     an interpreter starting and a loopback server answering, not this machine's cores."""
     directory = tmp_path_factory.mktemp(f"examples-{json_backend}")
-    runnable = [example for example in all_examples() if example.not_run is None]
+    runnable = [example for example in EXAMPLES if example.not_run is None]
     with ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
         outcomes = pool.map(lambda e: run_example(e, directory, json_backend), runnable)
         return dict(zip(runnable, outcomes, strict=True))
 
 
-@pytest.mark.parametrize("example", [_param(e) for e in all_examples()])
+@pytest.mark.parametrize("example", [_param(e) for e in EXAMPLES])
 def test_example_runs(example: Example, example_outcomes: dict[Example, Outcome]) -> None:
     outcome = example_outcomes[example]
     assert outcome.ok, f"the example at {example.where} failed:\n{outcome.output}"
