@@ -374,6 +374,61 @@ def test_detection_from_the_url(url: str, provider: str) -> None:
     assert StreamNormalizer(url=url).provider == provider
 
 
+_RUNTIME = "https://bedrock-runtime.us-east-1.amazonaws.com"
+
+
+@pytest.mark.parametrize(
+    ("url", "model"),
+    [
+        # botocore percent-encodes the id; the colon of a version suffix, an ARN's slash.
+        (f"{_RUNTIME}/model/us.amazon.nova-pro-v1%3A0/converse-stream", "us.amazon.nova-pro-v1:0"),
+        (
+            f"{_RUNTIME}/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A123456789012%3A"
+            "inference-profile%2Fus.meta.llama3-3-70b-instruct-v1%3A0/converse-stream",
+            "arn:aws:bedrock:us-east-1:123456789012:inference-profile/"
+            "us.meta.llama3-3-70b-instruct-v1:0",
+        ),
+        # An unencoded ARN: the operation is the last segment, the rest is the id.
+        (
+            "http://proxy.internal/bedrock/model/arn:aws:bedrock:eu-west-1:1:"
+            "application-inference-profile/a1b2c3/converse-stream?trace=1",
+            "arn:aws:bedrock:eu-west-1:1:application-inference-profile/a1b2c3",
+        ),
+        ("http://proxy.internal/converse-stream", ""),  # the path names no model
+    ],
+)
+def test_the_model_comes_from_the_url(url: str, model: str) -> None:
+    """ConverseStream names neither an id nor a model: the URL's model is the answer's."""
+    normalizer = StreamNormalizer("bedrock", url=url)
+    events = normalizer.feed((BEDROCK / "text.eventstream").read_bytes()) + normalizer.close()
+    assert isinstance(events[0], laminate.ResponseStart)
+    assert (events[0].id, events[0].model) == ("", model)
+    assert normalizer.response is not None
+    assert normalizer.response.model == model
+    # Without a URL the events are the same but for the model (in the first and last).
+    plain = run_chunks([(BEDROCK / "text.eventstream").read_bytes()]).events
+    assert events[1:-1] == plain[1:-1]
+
+
+def test_a_model_from_the_url_only_where_the_stream_names_none() -> None:
+    url = f"{_RUNTIME}/model/us.anthropic.claude-sonnet-4-v1%3A0/invoke-with-response-stream"
+    normalizer = StreamNormalizer(url=url)
+    normalizer.feed((ANTHROPIC_BEDROCK / "text.eventstream").read_bytes())
+    normalizer.close()
+    assert normalizer.response is not None
+    assert normalizer.response.model == "claude-sonnet-4-20250514"  # message_start's
+
+
+def test_the_adapters_pass_the_url_of_the_response() -> None:
+    pytest.importorskip("uvicorn")
+    with mock_server(FIXTURES) as base:
+        url = f"{base}/model/us.anthropic.claude-sonnet-4-v1:0/converse-stream"
+        headers = {"X-Laminate-Fixture": "text"}
+        with httpx.Client() as client, client.stream("POST", url, json={}, headers=headers) as r:
+            response = laminate.collect_sync(r)
+    assert response.model == "us.anthropic.claude-sonnet-4-v1:0"
+
+
 def test_stream_and_body_agree_on_usage_and_stop() -> None:
     for name in ("text", "tool-empty-input", "parallel-tools", "reasoning"):
         streamed = done(run_chunks([(BEDROCK / f"{name}.eventstream").read_bytes()]))

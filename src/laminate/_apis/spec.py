@@ -68,6 +68,9 @@ class Api:
     """Whether a stream's parsed frame (with its SSE event name) is this API's."""
     matches_body: Callable[[Mapping[str, Any]], bool] = _never
     """Whether a complete body is this API's."""
+    model_from_url: Callable[[str], str] | None = None
+    """The model an endpoint path (no query) names (``""``: none), for an API whose
+    streams do not name it (Bedrock's ``/model/{modelId}/converse-stream``)."""
     turn_key: str = "messages"
     """The request field a conversation is appended to (``append_turn``)."""
     whole_arguments: bool = False

@@ -82,6 +82,7 @@ class StreamNormalizer:
             raise ValueError(f"unknown provider {provider!r}; expected one of {', '.join(APIS)}")
         if provider is None and url:
             provider = provider_from_url(_url_path(url))
+        self._url_path = _url_path(url) if url else ""
         self._provider = provider
         self._keep_raw = keep_raw
         self._max_frame_size = max_frame_size
@@ -408,6 +409,8 @@ class StreamNormalizer:
         self._assembler.provider = provider
         record = APIS[provider]
         self._handler = record.handler(self._assembler, self._handler_options)
+        if record.model_from_url is not None and self._url_path:
+            self._assembler.start("", record.model_from_url(self._url_path))  # no id yet
         # Whole-object tool arguments keep their numbers exact; other frames hold none
         # that a faster reader would change.
         self._loads = jsonlib.loads_exact if record.whole_arguments else jsonlib.loads

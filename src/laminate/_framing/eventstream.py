@@ -43,7 +43,15 @@ from typing import Final
 from .._core.errors import IncompleteStreamError, LaminateError, MalformedStreamError, ProviderError
 from .lines import Frame
 
-__all__ = ["PRELUDE_SIZE", "EventStreamDecoder", "encode_message", "error_from_frame", "is_prelude"]
+__all__ = [
+    "PRELUDE_SIZE",
+    "EventStreamDecoder",
+    "encode_message",
+    "error_from_frame",
+    "exception_error",
+    "is_exception_name",
+    "is_prelude",
+]
 
 _PRELUDE: Final = struct.Struct(">III")  # total length, headers length, prelude CRC
 _U32: Final = struct.Struct(">I")
@@ -306,16 +314,33 @@ def error_from_frame(frame: Frame) -> ProviderError | None:
             raw = json.loads(frame.data)
         except ValueError:
             raw = frame.data
-    message: object = None
-    if isinstance(raw, dict):
-        message = raw.get("message", raw.get("Message"))
-    if not isinstance(message, str):
-        message = headers.get(":error-message")
-    if not isinstance(message, str):
-        message = raw if isinstance(raw, str) and raw else error_type
+    return exception_error(error_type, raw, message=headers.get(":error-message"))
+
+
+def is_exception_name(name: object) -> bool:
+    """Whether an event name is one of the stream's exceptions (``throttlingException``,
+    ``modelStreamErrorException``, ...): AWS names every one of them so."""
+    return isinstance(name, str) and name.endswith("Exception")
+
+
+def exception_error(name: str, payload: object, *, message: object = None) -> ProviderError:
+    """The :class:`ProviderError` for the exception ``name`` and its parsed ``payload``.
+
+    One classification for every path an exception takes: an exception message read from
+    the bytes (:func:`error_from_frame`), the ``{name: payload}`` event boto3 hands over,
+    and botocore's own exceptions. The error's message is the payload's ``message`` (or
+    ``Message``), else ``message`` (what a header said), else a text payload, else the
+    name; ``retryable`` is true for throttling, unavailability and transient server or
+    model faults; ``raw`` is the payload.
+    """
+    text = payload.get("message", payload.get("Message")) if isinstance(payload, Mapping) else None
+    if not isinstance(text, str):
+        text = message
+    if not isinstance(text, str):
+        text = payload if isinstance(payload, str) and payload else name
     # AWS spells these in lower camel case; accept a capitalized first letter too.
-    retryable = error_type[:1].lower() + error_type[1:] in _RETRYABLE
-    return ProviderError(message, error_type=error_type, retryable=retryable, raw=raw)
+    retryable = name[:1].lower() + name[1:] in _RETRYABLE
+    return ProviderError(text, error_type=name, retryable=retryable, raw=payload)
 
 
 def encode_message(headers: Mapping[str, object], payload: bytes) -> bytes:

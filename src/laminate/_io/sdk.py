@@ -22,15 +22,13 @@ line, botocore's ``EventStreamError`` for an exception message, google-genai's
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any, Final
 
 from .._apis.registry import APIS
 from .._core.errors import ProviderError
-from .._framing.eventstream import error_from_frame
-from .._framing.lines import Frame
+from .._framing.eventstream import exception_error
 
 __all__ = [
     "bedrock_frame",
@@ -193,16 +191,7 @@ def _botocore_error(exc: BaseException, *, in_stream: bool) -> ProviderError:
     code = str(details.get("Code") or "exception")
     message = str(details.get("Message") or code)
     # The same classification as the exception message read from the wire.
-    frame = Frame(
-        code,
-        json.dumps({"message": message}),
-        0,
-        None,
-        {":message-type": "exception", ":exception-type": code},
-    )
-    error = error_from_frame(frame)
-    if error is None:  # an exception frame always gives one
-        error = ProviderError(message, error_type=code, retryable=False, raw=dict(details))
+    error = exception_error(code, {"message": message})
     if not in_stream:
         metadata = response.get("ResponseMetadata") or {}
         error.status_code = _non_2xx(metadata.get("HTTPStatusCode"))

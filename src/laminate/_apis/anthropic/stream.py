@@ -19,6 +19,7 @@ from typing import Any, Final
 from ..._core.assembler import Assembler
 from ..._core.errors import IncompleteStreamError, MalformedStreamError
 from ..._core.response import StopReason
+from ..._framing.eventstream import exception_error, is_exception_name
 from ..base import (
     error_from_payload,
     int_or_none,
@@ -27,7 +28,6 @@ from ..base import (
     stop_reason_from,
     str_or_empty,
 )
-from ..bedrock.stream import exception_error, is_exception_name
 
 __all__ = ["STOP_REASONS", "AnthropicHandler", "usage_counts"]
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote
 
 from ..._core.assembler import Assembler
+from ..._framing.eventstream import is_exception_name
 from ..spec import Api, HandlerOptions
 from . import requests
 from .body import write_body
-from .stream import EVENTS, BedrockHandler, is_exception_name, parse_body
+from .stream import EVENTS, BedrockHandler, parse_body
 
 __all__ = ["API"]
 
@@ -26,6 +28,14 @@ def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOp
 def _matches_url(path: str) -> bool:
     # POST /model/{modelId}/converse-stream and /model/{modelId}/converse
     return path.endswith(("/converse-stream", "/converse"))
+
+
+def _model_from_url(path: str) -> str:
+    # /model/{modelId}/{operation}: AWS clients percent-encode the id (an ARN's colons and
+    # slashes); one sent unencoded may hold slashes, so the operation is the last segment.
+    _, found, rest = path.partition("/model/")
+    model, slash, _ = rest.rpartition("/")
+    return unquote(model) if found and slash else ""
 
 
 def _matches_frame(event: str | None, obj: Any) -> bool:
@@ -55,4 +65,5 @@ API = Api(
     matches_url=_matches_url,
     matches_frame=_matches_frame,
     matches_body=_matches_body,
+    model_from_url=_model_from_url,
 )

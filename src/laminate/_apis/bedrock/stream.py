@@ -14,8 +14,8 @@ A frame comes in one of two shapes, and both are read alike:
   rendering, ``event`` is ``None`` and ``obj`` is ``{"<name>": payload}``.
 
 boto3 hands exceptions over the same way (``{"throttlingException": {"message": ...}}``);
-they are classified exactly as the binary decoder's exception messages are, by
-:func:`~laminate._framing.eventstream.error_from_frame`, so both paths raise the same
+they are classified by :func:`~laminate._framing.eventstream.exception_error`, as the
+binary decoder's exception messages are, so both paths raise the same
 :class:`ProviderError`.
 
 Completion: usage arrives in ``metadata`` *after* ``messageStop``, so ``messageStop``
@@ -40,18 +40,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
-from ..._core.errors import IncompleteStreamError, ProviderError
+from ..._core.errors import IncompleteStreamError
 from ..._core.response import StopReason
-from ..._framing.eventstream import error_from_frame
-from ..._framing.lines import Frame
+from ..._framing.eventstream import exception_error, is_exception_name
 from ..base import int_or_none, json_text, shape_error, stop_reason_from, str_or_empty
 
 __all__ = [
     "EVENTS",
     "STOP_REASONS",
     "BedrockHandler",
-    "exception_error",
-    "is_exception_name",
     "parse_body",
     "usage_counts",
 ]
@@ -86,26 +83,6 @@ def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
         "cache_read_tokens": int_or_none(usage.get("cacheReadInputTokens")),
         "cache_write_tokens": int_or_none(usage.get("cacheWriteInputTokens")),
     }
-
-
-def is_exception_name(name: object) -> bool:
-    """Whether an event name is one of the stream's exceptions (``throttlingException``,
-    ``modelStreamErrorException``, ...): AWS names every one of them so."""
-    return isinstance(name, str) and name.endswith("Exception")
-
-
-def exception_error(name: str, payload: Any) -> ProviderError:
-    """The :class:`ProviderError` for an exception that boto3 (or a JSON rendering) handed
-    over as ``{name: payload}``: classified as the binary exception message would be."""
-    if isinstance(payload, Mapping):
-        data = json_text({k: v for k, v in payload.items() if not isinstance(v, bytes)})
-    else:
-        data = "" if payload is None else str(payload)
-    headers = {":message-type": "exception", ":exception-type": name}
-    error = error_from_frame(Frame(name, data, 0, None, headers))
-    if error is None:  # an exception message always gives one; kept for the type checker
-        return ProviderError(name, error_type=name, retryable=False, raw=payload)
-    return error
 
 
 class BedrockHandler:
