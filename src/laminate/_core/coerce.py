@@ -9,6 +9,11 @@ call's arguments into a function's parameter types). It supports:
   ``dict[str, T]`` (and ``Mapping[str, T]``), bare ``list`` / ``dict`` / ``tuple``;
 * ``A | B``, ``Optional[T]``, ``Literal[...]``, ``enum.Enum`` subclasses (by value);
 * dataclasses and ``TypedDict`` (extra keys ignored, missing required ones reported);
+* ``datetime``, ``date``, ``time`` and ``UUID`` from their ISO 8601 / RFC 4122 strings (a
+  plain date for a ``datetime`` is midnight, a coercion; never with ``strict=True``);
+* pydantic models, built by their own ``model_validate`` (their own rules, whatever
+  ``strict``; their coercions are not recorded). A class is a model when pydantic is loaded
+  and it derives from ``pydantic.BaseModel``; pydantic itself is never imported here;
 * ``Annotated[T, ...]`` and ``NewType`` (read as ``T``).
 
 Anything else is a programming error and raises ``TypeError``. Data that does not fit
@@ -19,14 +24,17 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import datetime
 import enum
 import functools
 import json
 import math
 import re
 import reprlib
+import sys
 import types
 import typing
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, Union, get_args, get_origin
@@ -280,6 +288,43 @@ def _to_str(value: Any, mode: int) -> tuple[Any, bool]:
     raise _Reject
 
 
+def _to_datetime(value: Any, mode: int) -> tuple[Any, bool]:
+    if isinstance(value, datetime.datetime):
+        return value, False
+    if not isinstance(value, str):
+        raise _Reject
+    try:
+        day = datetime.date.fromisoformat(value)
+    except ValueError:
+        pass
+    else:  # JSON Schema's ``date-time`` has a time: a bare date is a coercion
+        if mode == _LAX:
+            return datetime.datetime(day.year, day.month, day.day), True
+        raise _Reject("a date without a time")
+    try:
+        return datetime.datetime.fromisoformat(value), False
+    except ValueError:
+        raise _Reject("not an ISO 8601 date and time") from None
+
+
+def _from_iso(tp: Any, what: str) -> _Scalar:
+    """A converter for a type read from one string form, ``tp(text)`` or
+    ``tp.fromisoformat(text)``; ``what`` names the form in errors."""
+    parse = getattr(tp, "fromisoformat", tp)
+
+    def convert(value: Any, mode: int) -> tuple[Any, bool]:
+        if type(value) is tp:
+            return value, False
+        if not isinstance(value, str):
+            raise _Reject
+        try:
+            return parse(value), False
+        except ValueError:
+            raise _Reject(f"not {what}") from None
+
+    return convert
+
+
 _Scalar: TypeAlias = Callable[[Any, int], tuple[Any, bool]]
 _SCALARS: dict[Any, _Scalar] = {
     types.NoneType: _to_none,
@@ -287,6 +332,11 @@ _SCALARS: dict[Any, _Scalar] = {
     int: _to_int,
     float: _to_float,
     str: _to_str,
+    # JSON has no dates or ids: they travel as strings (JSON Schema's ``format``).
+    datetime.datetime: _to_datetime,
+    datetime.date: _from_iso(datetime.date, "an ISO 8601 date"),
+    datetime.time: _from_iso(datetime.time, "an ISO 8601 time"),
+    uuid.UUID: _from_iso(uuid.UUID, "a UUID"),
 }
 
 
@@ -323,6 +373,18 @@ def _is_typeddict(tp: Any) -> bool:
         and hasattr(tp, "__required_keys__")
         and hasattr(tp, "__optional_keys__")
     )
+
+
+def _is_pydantic_model(tp: Any) -> bool:
+    """Whether ``tp`` is a pydantic model class. Such a class exists only once pydantic has
+    been imported, so ``sys.modules`` is asked, never an import: pydantic stays optional and
+    a class that merely looks like a model (``model_validate``, ``model_json_schema``)
+    is not one."""
+    if not (isinstance(tp, type) and hasattr(tp, "model_validate")):
+        return False
+    pydantic = sys.modules.get("pydantic")
+    base = getattr(pydantic, "BaseModel", None) if pydantic is not None else None
+    return isinstance(base, type) and issubclass(tp, base) and tp is not base
 
 
 @dataclass(frozen=True, slots=True)
@@ -503,6 +565,14 @@ class _Converter:
             raise _wrong_type(loc, cls, value)
         return self._fields(value, _typeddict_fields(cls), loc)
 
+    def _model(self, value: Any, cls: Any, loc: _Loc) -> Any:
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls.model_validate(value)
+        except (TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+            raise _model_mismatch(loc, cls, exc) from None
+
 
 def _plan(tp: Any) -> _Plan:
     """Classify the annotation ``tp`` once; ``TypeError`` if it is not supported."""
@@ -535,7 +605,33 @@ def _plan(tp: Any) -> _Plan:
         return _Plan(c._dataclass, bare, tp)
     if _is_typeddict(bare):
         return _Plan(c._typeddict, bare, tp)
+    if _is_pydantic_model(bare):
+        return _Plan(c._model, bare, tp)
     raise TypeError(f"cannot convert to {tp!r}: unsupported type")
+
+
+def _model_mismatch(loc: _Loc, cls: Any, exc: Exception) -> _Mismatch:
+    """A model's validation error as a mismatch: at the failing field when there is one
+    error, at the model with every field's reason when there are several."""
+    listed = getattr(exc, "errors", None)  # pydantic's list of {"loc", "msg", "type"}
+    errors = listed() if callable(listed) else None
+    if not isinstance(errors, list) or not errors:
+        return _Mismatch(loc, f"invalid: {cls.__name__}: {exc}")
+    found = []
+    for error in errors:
+        where: _Loc = loc
+        for step in error.get("loc", ()):
+            where = (where, step if isinstance(step, int) else str(step))
+        found.append((where, error.get("type") == "missing", str(error.get("msg", ""))))
+    if len(found) == 1:
+        ((where, missing, message),) = found
+        return _Mismatch(where, "missing" if missing else f"invalid: {message}")
+    base = len(_steps(loc))
+    reasons = "; ".join(
+        f"{format_path(_steps(where)[base:]) or '<root>'}: {'missing' if missing else message}"
+        for where, missing, message in found
+    )
+    return _Mismatch(loc, f"invalid: {cls.__name__}: {reasons}")
 
 
 def _plain(option: Any) -> Any:

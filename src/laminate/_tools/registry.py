@@ -4,8 +4,10 @@ Dispatch rules (the README's "Tools" section repeats them for users). Every call
 response gets exactly one :class:`ToolResult`, in call order, with the call's id:
 
 * a ``ToolUse`` whose name is registered runs its handler with the arguments converted to
-  the annotated parameter types (``"5"`` becomes ``5`` for an ``int``; a ``null`` for a
-  parameter that has a default and does not take ``None`` means "use the default");
+  the annotated parameter types by :func:`~laminate._core.coerce.coerce` (``"5"`` becomes
+  ``5`` for an ``int``, an ISO string a ``datetime``, an object a dataclass; a pydantic
+  model is built and validated by its own ``model_validate``; a ``null`` for a parameter
+  that has a default and does not take ``None`` means "use the default");
 * a name that is not registered, a missing required argument, an unexpected argument, a
   value that cannot be converted, a handler that raises, a handler that does not finish
   within ``timeout`` seconds and an ``InvalidToolUse`` (arguments that are not a JSON
@@ -14,20 +16,23 @@ response gets exactly one :class:`ToolResult`, in call order, with the call's id
 * Calls run concurrently in an anyio task group; sync handlers run in worker threads.
   Cancellation (and any ``BaseException`` that is not an ``Exception``) propagates.
 * A handler's return value becomes ``output``: a ``str`` as it is, anything else as JSON
-  (dataclasses through ``dataclasses.asdict``, enums by value); a value that is not JSON
-  is a failed result.
+  (dataclasses through ``dataclasses.asdict``, enums by value, dates, times and UUIDs as
+  their ISO strings, pydantic models through ``model_dump(mode="json")``); a value that is
+  not JSON is a failed result.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import datetime
 import enum
 import functools
 import inspect
 import json
 import logging
 import re
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
@@ -35,10 +40,10 @@ from typing import Any, TypeVar, overload
 import anyio
 import anyio.to_thread
 
-from .._core.coerce import coerce
+from .._core.coerce import _is_pydantic_model, coerce
 from .._core.errors import ExtractError
 from .._core.response import InvalidToolUse, NormalizedResponse, ToolUse
-from .schema import FunctionSpec, describe_function, strict_problem
+from .schema import FunctionSpec, describe_function, strict_problem, strict_schema
 from .wire import tool_definitions
 
 __all__ = ["Tool", "ToolRegistry", "ToolResult"]
@@ -118,13 +123,16 @@ class ToolRegistry:
         called (``registry.tool(fn, strict=True)``).
         The name defaults to the function's, the description to the first paragraph of
         its docstring; the schema comes from its signature. ``strict=True`` asks the
-        OpenAI APIs to enforce the schema, which must then have every property required.
+        OpenAI APIs to enforce the schema, which must then have every property required;
+        the objects of pydantic models that do not say whether they take other keys are
+        then closed (``"additionalProperties": false``, as strict mode requires).
         """
 
         def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
             spec = describe_function(fn, description=description)
             tool_name = name if name is not None else getattr(fn, "__name__", "")
-            self._add(Tool(tool_name, spec.description, spec.schema, fn, strict, spec))
+            schema = strict_schema(spec.schema) if strict else spec.schema
+            self._add(Tool(tool_name, spec.description, schema, fn, strict, spec))
             return fn
 
         return decorate if fn is None else decorate(fn)
@@ -337,6 +345,12 @@ def _to_json(value: Any) -> Any:
         return dataclasses.asdict(value)
     if isinstance(value, enum.Enum):
         return value.value
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if _is_pydantic_model(type(value)):
+        return value.model_dump(mode="json")
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 

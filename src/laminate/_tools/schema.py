@@ -11,20 +11,33 @@ The rules (the README's "Tools" section repeats them for users):
   any other union is ``anyOf``.
 * Dataclasses and ``TypedDict`` are objects: ``properties``, ``required`` (the fields and
   keys without a default / marked ``Required``) and ``"additionalProperties": false``.
+* ``datetime``, ``date``, ``time`` and ``UUID`` are strings with a ``format``
+  (``date-time``, ``date``, ``time``, ``uuid``): JSON has no such types, and the formats
+  are the ones JSON Schema defines and every provider reads.
+* A pydantic model (see ``_core/coerce.py`` for how one is recognised without importing
+  pydantic) is its own ``model_json_schema()``, with every ``$ref`` replaced by the
+  definition it points to: a tool's schema is then self-contained and one plain tree, the
+  form every provider's ``tools`` array takes (Ollama's and Cohere's models read the schema
+  as text; references would make them look elsewhere). The model decides its own
+  ``additionalProperties``; a strict tool closes the objects that do not say
+  (:func:`strict_schema`).
 * ``Annotated[T, "text"]`` adds ``"description": "text"`` (the first ``str`` in the
   metadata); a Google-style ``Args:`` section of the docstring describes parameters that
   have no ``Annotated`` description. ``NewType`` is read as its supertype.
-* A parameter with a default is not required; a default that is JSON is written as the
-  property's ``default``.
+* A parameter with a default is not required; a default that is JSON (or an enum member,
+  a date, time, UUID or pydantic model, in their JSON form) is written as the property's
+  ``default``.
 
 Anything else (an unannotated parameter, ``*args``, a positional-only parameter, a
-recursive type, a type the coercion engine cannot convert to) raises ``TypeError`` when
-the tool is defined, never when the model calls it.
+recursive type, a recursive pydantic model, a type the coercion engine cannot convert to)
+raises ``TypeError`` when the tool is defined, never when the model calls it.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import datetime
 import enum
 import functools
 import inspect
@@ -32,6 +45,7 @@ import json
 import re
 import types
 import typing
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union, get_args, get_origin
@@ -40,13 +54,21 @@ from .._core.coerce import (
     _DICT_ORIGINS,
     _LIST_ORIGINS,
     _dataclass_fields,
+    _is_pydantic_model,
     _is_typeddict,
     _typeddict_fields,
     coerce,
 )
 from .._core.errors import ExtractError
 
-__all__ = ["FunctionSpec", "Parameter", "describe_function", "schema_for", "strict_problem"]
+__all__ = [
+    "FunctionSpec",
+    "Parameter",
+    "describe_function",
+    "schema_for",
+    "strict_problem",
+    "strict_schema",
+]
 
 _SCALARS: Mapping[Any, str] = {
     str: "string",
@@ -54,6 +76,12 @@ _SCALARS: Mapping[Any, str] = {
     float: "number",
     bool: "boolean",
     types.NoneType: "null",
+}
+_FORMATS: Mapping[Any, str] = {
+    datetime.datetime: "date-time",
+    datetime.date: "date",
+    datetime.time: "time",
+    uuid.UUID: "uuid",
 }
 
 
@@ -114,6 +142,8 @@ def _bare_schema(tp: Any, stack: tuple[type, ...]) -> dict[str, Any]:
         tp = types.NoneType
     if tp in _SCALARS:
         return {"type": _SCALARS[tp]}
+    if tp in _FORMATS:
+        return {"type": "string", "format": _FORMATS[tp]}
     origin, args = get_origin(tp) or tp, get_args(tp)
     if origin is Union or origin is types.UnionType:
         return _union(args, stack)
@@ -132,6 +162,8 @@ def _bare_schema(tp: Any, stack: tuple[type, ...]) -> dict[str, Any]:
         return _enum([member.value for member in tp])
     if isinstance(tp, type) and (dataclasses.is_dataclass(tp) or _is_typeddict(tp)):
         return _class(tp, stack)
+    if _is_pydantic_model(tp):
+        return _model(tp)
     raise TypeError(f"cannot describe {tp!r} as JSON Schema: unsupported type")
 
 
@@ -141,7 +173,7 @@ def _union(members: tuple[Any, ...], stack: tuple[type, ...]) -> dict[str, Any]:
     if len(others) == 1 and len(schemas) == 2:
         # ``T | None`` with a plain ``T``: the compact form every provider reads.
         (only,) = others
-        if isinstance(only.get("type"), str) and set(only) <= {"type", "description"}:
+        if isinstance(only.get("type"), str) and set(only) <= {"type", "format", "description"}:
             return {**only, "type": [only["type"], "null"]}
     return {"anyOf": schemas}
 
@@ -184,6 +216,70 @@ def _class(cls: type, stack: tuple[type, ...]) -> dict[str, Any]:
     if doc and not doc.startswith(f"{cls.__name__}("):
         schema = {"description": _first_paragraph(doc), **schema}
     return schema
+
+
+# JSON Schema keywords whose value is a map of names to schemas, and those whose value is
+# data (a default that happens to hold a "$ref" key is not a reference).
+_SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"}
+)
+_DATA = frozenset({"default", "examples", "enum", "const"})
+
+
+def _model(cls: Any) -> dict[str, Any]:
+    where = cls.__qualname__
+    try:
+        generated = cls.model_json_schema()
+    except Exception as exc:  # pydantic's PydanticUserError and friends: not describable
+        raise TypeError(f"cannot describe {where}: {type(exc).__name__}: {exc}") from None
+    if not isinstance(generated, dict):
+        raise TypeError(f"cannot describe {where}: model_json_schema() gave no object")
+    definitions = generated.pop("$defs", {})
+    schema = _inline(generated, definitions, (), where)
+    if not isinstance(schema, dict):  # pragma: no cover - a dict stays a dict
+        raise TypeError(f"cannot describe {where}")
+    return schema
+
+
+def _inline(node: Any, definitions: Mapping[str, Any], seen: tuple[str, ...], where: str) -> Any:
+    """A fresh copy of the schema ``node`` with each ``#/$defs/...`` reference replaced by a
+    copy of its definition; ``seen`` holds the definitions being expanded (a recursion)."""
+    if isinstance(node, list):
+        return [_inline(item, definitions, seen, where) for item in node]
+    if not isinstance(node, dict):
+        return node
+    result: dict[str, Any] = {}
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        name = _definition(ref, definitions, where)
+        if name in seen:
+            raise TypeError(f"cannot describe {where}: {name} refers to itself")
+        result = _inline(definitions[name], definitions, (*seen, name), where)
+    for key, value in node.items():
+        if key == "$ref" and isinstance(ref, str):
+            continue
+        if key in _DATA:
+            result[key] = copy.deepcopy(value)
+        elif key in _SCHEMA_MAPS and isinstance(value, dict):
+            result[key] = {k: _inline(v, definitions, seen, where) for k, v in value.items()}
+        else:
+            # Keywords beside a reference (a field's description) win over the definition's.
+            result[key] = _inline(value, definitions, seen, where)
+    wrapped = result.get("allOf")
+    if isinstance(wrapped, list) and len(wrapped) == 1 and isinstance(wrapped[0], dict):
+        # ``allOf: [{"$ref": ...}]`` is how older generators put keywords beside a reference.
+        del result["allOf"]
+        result = {**wrapped[0], **result}
+    return result
+
+
+def _definition(ref: str, definitions: Mapping[str, Any], where: str) -> str:
+    if ref.startswith("#/$defs/"):
+        # A JSON Pointer token: ``~1`` is ``/`` and ``~0`` is ``~`` (RFC 6901).
+        name = ref.removeprefix("#/$defs/").replace("~1", "/").replace("~0", "~")
+        if name in definitions:
+            return name
+    raise TypeError(f"cannot describe {where}: the reference {ref!r} is not one of its $defs")
 
 
 def _object(
@@ -271,6 +367,15 @@ _NO_DEFAULT: Any = object()
 def _json_default(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         value = value.value
+    elif isinstance(value, datetime.date | datetime.time):
+        value = value.isoformat()
+    elif isinstance(value, uuid.UUID):
+        value = str(value)
+    elif _is_pydantic_model(type(value)):
+        try:
+            value = value.model_dump(mode="json")
+        except Exception:  # a model that cannot be dumped has no JSON default to show
+            return _NO_DEFAULT
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError):
@@ -357,6 +462,37 @@ def strict_problem(schema: Mapping[str, Any], path: str = "parameters") -> str |
         if problem:
             return problem
     return None
+
+
+def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``schema`` in which every object schema that does not say whether it
+    takes other keys says it does not (``"additionalProperties": false``), as strict mode
+    requires. Objects that say (a ``dict[str, T]``, a model with ``extra="allow"``) are
+    kept as they are, for :func:`strict_problem` to report."""
+    closed = _closed(schema)
+    if not isinstance(closed, dict):  # pragma: no cover - a mapping stays a dict
+        raise TypeError("a schema is a JSON object")
+    return closed
+
+
+def _closed(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_closed(item) for item in node]
+    if not isinstance(node, Mapping):
+        return node
+    result: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DATA:
+            result[key] = copy.deepcopy(value)
+        elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
+            result[key] = {k: _closed(v) for k, v in value.items()}
+        else:
+            result[key] = _closed(value)
+    kind = result.get("type")
+    is_object = kind == "object" or (isinstance(kind, list) and "object" in kind)
+    if (is_object or "properties" in result) and "additionalProperties" not in result:
+        result["additionalProperties"] = False
+    return result
 
 
 def _strict_object(schema: Mapping[str, Any], path: str) -> str | None:
