@@ -12,6 +12,7 @@ from ..._framing.eventstream import is_exception_name
 from ..spec import Api, HandlerOptions
 from . import requests
 from .body import write_body
+from .encode import BedrockWriter
 from .stream import EVENTS, BedrockHandler, parse_body
 
 __all__ = ["API"]
@@ -62,6 +63,7 @@ API = Api(
     assistant=requests.assistant,
     results=requests.results,
     write_body=write_body,
+    encoder=BedrockWriter,
     matches_url=_matches_url,
     matches_frame=_matches_frame,
     matches_body=_matches_body,

@@ -9,6 +9,7 @@ from ..._core.assembler import Assembler
 from ..spec import Api, HandlerOptions
 from . import requests
 from .body import write_body
+from .encode import CohereWriter
 from .stream import CohereHandler, parse_body
 
 __all__ = ["API"]
@@ -68,6 +69,7 @@ API = Api(
     assistant=requests.assistant,
     results=requests.results,
     write_body=write_body,
+    encoder=CohereWriter,
     matches_url=_matches_url,
     matches_frame=_matches_frame,
     matches_body=_matches_body,

@@ -10,6 +10,7 @@ from ..._core.assembler import Assembler
 from ..spec import Api, HandlerOptions
 from . import requests
 from .body import write_body
+from .encode import GeminiWriter
 from .stream import GeminiHandler, parse_body
 
 __all__ = ["API"]
@@ -51,6 +52,7 @@ API = Api(
     assistant=requests.assistant,
     results=requests.results,
     write_body=write_body,
+    encoder=GeminiWriter,
     matches_url=_matches_url,
     matches_frame=_matches_frame,
     matches_body=_is_response,
