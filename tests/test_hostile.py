@@ -404,10 +404,9 @@ def test_blank_lines_before_the_first_frame_are_not_accumulated(provider: str | 
         ("openai", b'data: {"a": "\xc0\xaf"}\n\n'),  # overlong "/"
         ("openai", b'data: {"a": "\xed\xa0\x80"}\n\n'),  # a UTF-16 surrogate, UTF-8 encoded
         ("openai", b"event: \xfe\ndata: {}\n\n"),
-        ("openai", b'data: {"a": "\xc3'),  # a character cut by the end of the stream
         ("ollama", b'{"a": "\x80"}\n'),
     ],
-    ids=["byte-ff", "overlong", "surrogate", "in-field-name", "cut-at-end", "ndjson"],
+    ids=["byte-ff", "overlong", "surrogate", "in-field-name", "ndjson"],
 )
 def test_invalid_utf8_is_malformed_at_its_line(provider: str, bad: bytes) -> None:
     before = HELLO if provider == "openai" else OLLAMA_TEXT.split(b"\n")[0] + b"\n"
@@ -417,6 +416,13 @@ def test_invalid_utf8_is_malformed_at_its_line(provider: str, bad: bytes) -> Non
     assert "invalid UTF-8" in str(error)
     assert error.offset == len(before)
     assert error.partial == final(run_chunks([before], provider))
+
+
+def test_a_character_cut_by_the_end_of_the_stream_is_incomplete() -> None:
+    outcome = run_chunks(pieces(HELLO + b'data: {"a": "\xc3', 7), "openai")
+    assert isinstance(outcome.error, IncompleteStreamError)
+    assert "inside a character" in str(outcome.error)
+    assert outcome.error.partial == final(run_chunks([HELLO], "openai"))
 
 
 def test_invalid_utf8_in_a_comment_is_ignored() -> None:

@@ -256,15 +256,17 @@ class StreamNormalizer:
         if asm.done:
             return
         if self._handler is None:
+            if all(_is_ping(frame, obj) for frame, obj in self._held) and (
+                self._held or self._tail.cut_in_first_frame()
+            ):
+                # Cut inside the first frame, or after keep-alives only: a retry may succeed.
+                raise IncompleteStreamError(
+                    "the stream ended inside its first frame, before the provider could be told"
+                )
             if len(self._held) == 1 and isinstance(self._held[0][1], dict):
                 # One undetected JSON line: a compact complete body.
                 self._read_body(self._held[0][1])
                 return
-            if not self._held and self._tail.cut_in_first_frame():
-                # Cut inside the first frame: a retry may well succeed.
-                raise IncompleteStreamError(
-                    "the stream ended inside its first frame, before the provider could be told"
-                )
             self._undetected()
         if asm.finished:
             asm.complete()
@@ -420,6 +422,11 @@ class StreamNormalizer:
         if asm.raw_frames is None:
             asm.raw_frames = []
         return asm.raw_frames
+
+
+def _is_ping(frame: Frame, obj: Any) -> bool:
+    """A keep-alive event (Anthropic's ``ping``), which tells nothing yet."""
+    return frame.event == "ping" or (isinstance(obj, dict) and obj.get("type") == "ping")
 
 
 def plain_payload(payload: Any) -> Any:

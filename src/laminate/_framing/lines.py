@@ -30,7 +30,7 @@ import re
 from collections.abc import Mapping
 from typing import ClassVar, Final, NamedTuple
 
-from .._core.errors import MalformedStreamError
+from .._core.errors import IncompleteStreamError, MalformedStreamError
 
 __all__ = ["Frame", "NDJSONDecoder", "SSEDecoder"]
 
@@ -67,6 +67,15 @@ def _snippet(text: bytes | str) -> str:
     if isinstance(text, bytes):
         text = text[:60].decode("utf-8", "replace")
     return repr(text[:60])[1:-1][:80]
+
+
+def _check_whole_characters(tail: bytes) -> None:
+    """Bytes that end inside a UTF-8 character were cut short, not malformed."""
+    try:
+        tail.decode()
+    except UnicodeDecodeError as exc:
+        if exc.reason == "unexpected end of data":
+            raise IncompleteStreamError("the stream ended inside a character") from None
 
 
 class _LineDecoder:
@@ -146,6 +155,7 @@ class _LineDecoder:
         self._partial = bytearray()
         out: list[Frame] = []
         try:
+            _check_whole_characters(tail)
             # The tail is one line, processed before any frame is built, so an error here
             # never follows a frame of this call.
             self._finish(tail, self._seen - len(tail), out)

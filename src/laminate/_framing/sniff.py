@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from .._core.errors import MalformedStreamError
+from .._core.errors import IncompleteStreamError, MalformedStreamError
 from . import FramingKind, choose_framing
 from .eventstream import PRELUDE_SIZE
 
@@ -45,11 +45,12 @@ class Sniffer:
         while more bytes are needed. ``final``: no more bytes will come."""
         head = data.lstrip(_BLANK)
         held = self._held
-        if head and not held and not _short_binary_head(head):
+        binary = declared in (None, "eventstream")  # a binary prelude is possible
+        if head and not held and not (binary and _short_binary_head(head)):
             # The usual case: nothing held, no copy.
             return choose_framing(head, declared, self._content_type), data
         held += data
-        if not final and _short_binary_head(bytes(held).lstrip(_BLANK)):
+        if not final and binary and _short_binary_head(bytes(held).lstrip(_BLANK)):
             return None  # a binary prelude is told by its first 12 bytes: wait for them
         if not head and not final:
             # Whole blank lines carry nothing in any framing: dropped, and counted.
@@ -65,32 +66,43 @@ class Sniffer:
                 )
             return None
         data, self._held = bytes(held), bytearray()
-        return choose_framing(data.lstrip(_BLANK), declared, self._content_type), data
+        head = data.lstrip(_BLANK)
+        if final and binary and _short_binary_head(head):
+            raise IncompleteStreamError("the stream ended inside the prelude of its first frame")
+        return choose_framing(head, declared, self._content_type), data
 
 
 class Tail:
-    """The start of the last, unfinished line, and how many bytes came in all: at the
-    end, whether bytes that gave no frame were cut inside a first one depends on it.
+    """The start of the last line that is not blank, and how many bytes came in all: at
+    the end, whether bytes that gave no frame were cut inside a first one depends on it.
     Each feed is searched from its end, so this costs little."""
 
-    __slots__ = ("fed", "start")
+    __slots__ = ("_line_ended", "fed", "start")
 
     def __init__(self) -> None:
         self.start = b""
+        """The first bytes of the last line that is not blank, finished or not."""
         self.fed = 0
+        self._line_ended = True
 
     def note(self, data: bytes) -> None:
         """Take the next bytes."""
+        if not data:
+            return
         self.fed += len(data)
-        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
-        if cut >= 0:
-            self.start = data[cut + 1 : cut + 1 + _TAIL]
-        elif len(self.start) < _TAIL:
-            self.start += data[: _TAIL - len(self.start)]
+        body = data.rstrip(b"\r\n")
+        if body:
+            cut = max(body.rfind(b"\n"), body.rfind(b"\r"))
+            if cut >= 0 or self._line_ended:
+                self.start = body[cut + 1 : cut + 1 + _TAIL]
+            elif len(self.start) < _TAIL:
+                self.start += body[: _TAIL - len(self.start)]
+        self._line_ended = data[-1] in b"\r\n"
 
     def cut_in_first_frame(self) -> bool:
-        """Whether the unfinished last line may begin a stream: an SSE field, a JSON
-        line, or a binary prelude."""
+        """Whether the last line may begin a stream whose first frame never finished: an
+        SSE field (an event's ``event:`` line waits for its ``data:``), a JSON line, or a
+        binary prelude."""
         start = self.start.lstrip(b"\xef\xbb\xbf \t")
         if not start:
             return False
