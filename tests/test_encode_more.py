@@ -417,6 +417,24 @@ def test_cohere_writes_the_tool_plan_as_tool_plan_deltas() -> None:
     assert back.tool_uses() == done.response.tool_uses()
 
 
+PLANNED = [
+    s
+    for s in COMPLETE
+    if any(isinstance(b, Reasoning) and b.id == "tool_plan" for b in _done(s).content)
+]
+
+
+@pytest.mark.parametrize("source", PLANNED, ids=[s.name for s in PLANNED])
+def test_cohere_recorded_tool_plans_come_back_as_plans(source: Source) -> None:
+    events = events_of(source) or []
+    starts = [e.block for e in events if isinstance(e, BlockStart)]
+    if not any(isinstance(b, Reasoning) and b.id == "tool_plan" for b in starts):
+        pytest.skip("the plan's BlockStart does not carry its id (assembler.open_reasoning)")
+    back = laminate.collect_sync([encode(events, "cohere")], "cohere")
+    plans = [b for b in _done(source).content if isinstance(b, Reasoning)]
+    assert [b for b in back.content if isinstance(b, Reasoning)] == plans
+
+
 def test_cohere_writes_other_reasoning_as_thinking() -> None:
     path = FIXTURES / "anthropic" / "thinking.sse"
     found = sse_events(encode(_events(path), "cohere"))
