@@ -9,9 +9,14 @@ what a correct normalizer must find in it (the text and the tool arguments).
   is about ``body_bytes`` long.
 - ``tools_stream(provider, args_chars)``: a turn with three parallel tool calls carrying
   ``args_chars`` characters of arguments in all, in ~5-character fragments. OpenAI
-  interleaves the calls by ``index``; Anthropic and the Responses API send one block or
-  item after the other; Ollama sends whole calls in one line, so its stream opens with a
-  text preamble of as many deltas as the others have fragments, to stay comparable.
+  interleaves the calls by ``index``; Anthropic, the Responses API, Cohere (after its
+  tool plan) and Bedrock send one block or item after the other; Ollama and Gemini send
+  whole calls in one frame, so their streams open with a text preamble of as many deltas
+  as the others have fragments, to stay comparable.
+
+Framings: SSE (Gemini's with CRLF line ends, as Google's servers send it), JSON lines
+(Ollama), and AWS binary event stream messages (Bedrock, written with laminate's own
+``encode_message``; each payload padded with ``p`` as AWS pads it).
 - ``text_stream_from_deltas(provider, deltas)``: a text answer with the given deltas (the
   same text cut into more, smaller frames must cost no more memory).
 - ``network_chunks(body, size)``: the body cut as a socket would deliver it.
@@ -26,6 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from laminate._framing.eventstream import encode_message
+
 __all__ = [
     "PROVIDERS",
     "BenchStream",
@@ -37,12 +44,21 @@ __all__ = [
     "tools_stream",
 ]
 
-PROVIDERS: Final = ("openai", "anthropic", "ollama", "openai-responses")
+PROVIDERS: Final = (
+    "openai",
+    "anthropic",
+    "ollama",
+    "openai-responses",
+    "gemini",
+    "cohere",
+    "bedrock",
+)
 FRAGMENT: Final = 5  # mean tool-argument fragment length, in characters
 
 _OPENAI_MODEL: Final = "gpt-4o-2024-08-06"
 _ANTHROPIC_MODEL: Final = "claude-sonnet-4-20250514"
 _OLLAMA_MODEL: Final = "llama3.2"
+_GEMINI_MODEL: Final = "gemini-2.5-flash"
 
 _WORD_LIST: Final = (
     "the of and to in is that for it as with was on be by this are from at or an have not "
@@ -98,6 +114,11 @@ _CODE: Final = (
 )
 
 
+Framing = Literal["sse", "sse-crlf", "ndjson", "eventstream"]
+"""How the body is cut into frames: SSE (LF or CRLF line ends), JSON lines, or AWS
+binary event stream messages."""
+
+
 @dataclass(frozen=True, slots=True)
 class ToolCall:
     id: str
@@ -110,7 +131,7 @@ class ToolCall:
 class BenchStream:
     name: str
     provider: str
-    framing: Literal["sse", "ndjson"]
+    framing: Framing
     body: bytes
     frames: int
     text: str  # the text the answer must hold
@@ -454,23 +475,170 @@ def _responses(rng: random.Random, deltas: Sequence[str], calls: Sequence[ToolCa
     return frames
 
 
+# -- Gemini streamGenerateContent?alt=sse ------------------------------------------------------
+
+
+def _gemini(rng: random.Random, deltas: Sequence[str], calls: Sequence[ToolCall]) -> list[bytes]:
+    response_id = _token(rng, 23, string.ascii_letters + string.digits + "-_")
+    produced = 0
+
+    def chunk(parts: list[dict[str, Any]], finish: str | None = None) -> bytes:
+        # Every chunk is a whole GenerateContentResponse with the usage so far; the wire
+        # spells it with a space after each colon and lines end in CRLF.
+        nonlocal produced
+        produced += len(parts)
+        candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}}
+        if finish is not None:
+            candidate["finishReason"] = finish
+        candidate["index"] = 0
+        usage = {
+            "promptTokenCount": 1187,
+            "candidatesTokenCount": produced,
+            "totalTokenCount": 1187 + produced,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 1187}],
+        }
+        obj = {
+            "candidates": [candidate],
+            "usageMetadata": usage,
+            "modelVersion": _GEMINI_MODEL,
+            "responseId": response_id,
+        }
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ": "))
+        return b"data: " + text.encode() + b"\r\n\r\n"
+
+    if not calls:
+        # The last text arrives with the finish reason.
+        frames = [chunk([{"text": d}]) for d in deltas[:-1]]
+        frames.append(chunk([{"text": deltas[-1] if deltas else ""}], "STOP"))
+        return frames
+    frames = [chunk([{"text": d}]) for d in deltas]
+    # Parallel calls arrive whole, in one chunk; the first carries the thought signature.
+    parts: list[dict[str, Any]] = []
+    for k, call in enumerate(calls):
+        part: dict[str, Any] = {"functionCall": {"name": call.name}}
+        part["functionCall"]["args"] = json.loads(call.arguments)
+        if k == 0:
+            part["thoughtSignature"] = _token(rng, 300, string.ascii_letters + "+/")
+        parts.append(part)
+    frames.append(chunk(parts, "STOP"))
+    return frames
+
+
+# -- Cohere v2 chat -----------------------------------------------------------------------------
+
+
+_PLAN: Final = ("I", " will", " call", " the", " three", " tools", " with", " their", " values.")
+
+
+def _cohere(rng: random.Random, deltas: Sequence[str], calls: Sequence[ToolCall]) -> list[bytes]:
+    hexes = "0123456789abcdef"
+    message_id = "-".join(_token(rng, n, hexes) for n in (8, 4, 4, 4, 12))
+    frames: list[bytes] = []
+
+    def emit(kind: str, **fields: Any) -> None:
+        frames.append(_sse(kind, {"type": kind, **fields}))
+
+    def message(value: dict[str, Any]) -> dict[str, Any]:
+        return {"message": value}
+
+    start = {"role": "assistant", "content": [], "tool_plan": "", "tool_calls": [], "citations": []}
+    first = {"id": message_id, "type": "message-start", "delta": message(start)}
+    frames.append(_sse("message-start", first))
+    if deltas:
+        content = {"type": "text", "text": ""}
+        emit("content-start", index=0, delta=message({"content": content}))
+        for d in deltas:
+            emit("content-delta", index=0, delta=message({"content": {"text": d}}))
+        emit("content-end", index=0)
+    if calls:
+        # The model states its plan, then streams each call after the other.
+        for word in _PLAN:
+            emit("tool-plan-delta", delta=message({"tool_plan": word}))
+    for k, call in enumerate(calls):
+        function = {"name": call.name, "arguments": ""}
+        opener = {"id": call.id, "type": "function", "function": function}
+        emit("tool-call-start", index=k, delta=message({"tool_calls": opener}))
+        for piece in call.fragments:
+            fragment = {"function": {"arguments": piece}}
+            emit("tool-call-delta", index=k, delta=message({"tool_calls": fragment}))
+        emit("tool-call-end", index=k)
+    output = len(deltas) + sum(len(c.fragments) for c in calls)
+    usage = {
+        "billed_units": {"input_tokens": 187, "output_tokens": output},
+        "tokens": {"input_tokens": 1187, "output_tokens": output + 3},
+    }
+    finish = "TOOL_CALL" if calls else "COMPLETE"
+    emit("message-end", delta={"finish_reason": finish, "usage": usage})
+    frames.append(b"data: [DONE]\n\n")
+    return frames
+
+
+# -- Bedrock ConverseStream -------------------------------------------------------------------
+
+_PADDING: Final = string.ascii_lowercase + string.ascii_uppercase + string.digits
+
+
+def _bedrock(rng: random.Random, deltas: Sequence[str], calls: Sequence[ToolCall]) -> list[bytes]:
+    frames: list[bytes] = []
+
+    def emit(event: str, payload: dict[str, Any]) -> None:
+        # Every payload carries `p`: a prefix of the alphabet of random length, against
+        # traffic analysis by message size.
+        payload["p"] = _PADDING[: rng.randint(1, len(_PADDING))]
+        headers = {":event-type": event, ":content-type": "application/json"}
+        headers[":message-type"] = "event"
+        frames.append(encode_message(headers, _dumps(payload).encode()))
+
+    emit("messageStart", {"role": "assistant"})
+    index = 0
+    if deltas:
+        for d in deltas:
+            emit("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": d}})
+        emit("contentBlockStop", {"contentBlockIndex": 0})
+        index = 1
+    for call in calls:
+        start = {"toolUse": {"toolUseId": call.id, "name": call.name}}
+        emit("contentBlockStart", {"contentBlockIndex": index, "start": start})
+        for piece in call.fragments:
+            delta = {"toolUse": {"input": piece}}
+            emit("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
+        emit("contentBlockStop", {"contentBlockIndex": index})
+        index += 1
+    emit("messageStop", {"stopReason": "tool_use" if calls else "end_turn"})
+    output = len(deltas) + sum(len(c.fragments) for c in calls)
+    usage = {"inputTokens": 1187, "outputTokens": output, "totalTokens": 1187 + output}
+    emit("metadata", {"usage": usage, "metrics": {"latencyMs": 8105}})
+    return frames
+
+
 # -- assembly ---------------------------------------------------------------------------------
 
 _Builder = Callable[[random.Random, Sequence[str], Sequence[ToolCall]], list[bytes]]
 
-_BUILDERS: Final[dict[str, tuple[_Builder, Literal["sse", "ndjson"]]]] = {
+_BUILDERS: Final[dict[str, tuple[_Builder, Framing]]] = {
     "openai": (_openai, "sse"),
     "anthropic": (_anthropic, "sse"),
     "ollama": (_ollama, "ndjson"),
     "openai-responses": (_responses, "sse"),
+    "gemini": (_gemini, "sse-crlf"),
+    "cohere": (_cohere, "sse"),
+    "bedrock": (_bedrock, "eventstream"),
 }
+
+_TOOL_NAMES: Final = ("write_file", "upsert_records", "publish_document")
 
 _CALL_IDS: Final[dict[str, Callable[[random.Random, int], str]]] = {
     "openai": lambda rng, k: "call_" + _token(rng, 24),
     "anthropic": lambda rng, k: "toolu_01" + _token(rng, 22),
     "ollama": lambda rng, k: "",  # Ollama sends none; laminate generates them
     "openai-responses": lambda rng, k: "call_" + _token(rng, 24),
+    "gemini": lambda rng, k: "",  # the Gemini API sends none; laminate generates them
+    "cohere": lambda rng, k: f"{_TOOL_NAMES[k]}_" + _token(rng, 12).lower(),
+    "bedrock": lambda rng, k: "tooluse_" + _token(rng, 22, string.ascii_letters + "-_"),
 }
+
+
+_WHOLE_CALLS: Final = frozenset({"ollama", "gemini"})
 
 
 def _stream(
@@ -505,8 +673,8 @@ def tools_stream(provider: str, args_chars: int, *, seed: int = 2) -> BenchStrea
     rng = random.Random(seed)
     calls = _calls(rng, args_chars, lambda k: _CALL_IDS[provider](rng, k))
     deltas: list[str] = []
-    if provider == "ollama":
-        # Whole calls in one line: a preamble as long, in frames, as the others' fragments.
+    if provider in _WHOLE_CALLS:
+        # Whole calls in one frame: a preamble as long, in frames, as the others' fragments.
         deltas = fine_deltas(rng, sum(len(c.fragments) for c in calls))
     return _stream(f"{provider} 3 tool calls", provider, rng, deltas, calls)
 

@@ -8,11 +8,14 @@ deltas and a turn with three parallel tool calls carrying ~300 KB of arguments i
 ~5-character fragments, cuts each body into network-sized chunks (16 KiB) and reports:
 
 - the floor, measured in the same run: split the body into frames and ``json.loads`` each
-  payload, nothing else (SSE: split on blank lines, strip ``data: ``, skip ``[DONE]``;
-  NDJSON: split lines);
-- ``StreamNormalizer`` fed the chunks, every event consumed, ``close()`` called: time, MB/s,
-  microseconds per event, the ratio to the floor, and its peak memory (tracemalloc, in a
-  separate run so tracing does not distort the timing);
+  payload, nothing else (SSE: split on blank lines, LF or CRLF as the stream has them,
+  strip ``data: ``, skip ``[DONE]``; NDJSON: split lines; AWS event stream: walk the
+  binary messages by their lengths and take each payload);
+- ``StreamNormalizer`` fed the chunks, every event consumed, ``close()`` called, once with
+  the standard library's JSON and once with orjson (the ``fast`` extra, when installed),
+  both against the same floor: time, MB/s, microseconds per event, the ratio to the
+  floor, and its peak memory (tracemalloc, in a separate run so tracing does not distort
+  the timing);
 - when installed (``pip install laminate-llm[bench]``), the official SDKs' own stream
   helpers fed the same chunks exactly as their clients feed them: the SDK's ``Stream``
   (its SSE decoder, JSON parsing and model construction) under the OpenAI SDK's
@@ -21,8 +24,8 @@ deltas and a turn with three parallel tool calls carrying ~300 KB of arguments i
 
 Times are CPU time (``time.process_time``; ``--clock wall`` for ``perf_counter``), the
 best of ``--repeat`` runs (7; ``--sdk-repeat``, 3, for the much slower SDKs). The floor
-and laminate alternate, and laminate's ratio to the floor is the median of the rounds'
-ratios, so a noisy moment hits both sides of each ratio. CPU time keeps other work on a
+and laminate (each backend) alternate, and laminate's ratio to the floor is the median of
+the rounds' ratios, so a noisy moment hits both sides of each ratio. CPU time keeps other work on a
 small machine from counting against whichever case it interrupted; the work is
 single-threaded, so on a quiet machine both clocks agree. The garbage collector stays
 enabled while timing, as in an application (``--no-gc`` disables it).
@@ -42,6 +45,7 @@ import os
 import platform
 import random
 import statistics
+import struct
 import sys
 import time
 import tracemalloc
@@ -61,8 +65,10 @@ from _streams import (
 
 import laminate
 from laminate import StreamNormalizer
+from laminate._core import jsonlib
 
 TARGET: Final = 1.5  # laminate's time may be at most this many floors
+FAST_TARGET: Final = 0.7  # ... and with orjson, at most this many (stdlib) floors
 
 Runner = Callable[[], int]
 
@@ -74,11 +80,11 @@ Runner = Callable[[], int]
 # whose encoding sniffing costs about a microsecond per frame, so the floor is the lower.
 
 
-def floor_sse(body: bytes) -> int:
+def floor_sse(body: bytes, separator: bytes = b"\n\n") -> int:
     """Split into events, take the ``data:`` payload, ``json.loads`` it; nothing else."""
     n = 0
     loads = json.loads
-    for frame in body.split(b"\n\n"):
+    for frame in body.split(separator):
         at = frame.find(b"data: ")
         if at < 0:
             continue
@@ -100,6 +106,38 @@ def floor_ndjson(body: bytes) -> int:
     return n
 
 
+_PRELUDE: Final = struct.Struct(">II")  # total length, headers length (then the prelude CRC)
+
+
+def floor_eventstream(body: bytes) -> int:
+    """Walk the binary messages by their lengths, ``json.loads`` each payload; nothing else
+    (no CRC checks, no headers read)."""
+    n = 0
+    loads = json.loads
+    unpack = _PRELUDE.unpack_from
+    pos, end = 0, len(body)
+    while pos < end:
+        total, headers = unpack(body, pos)
+        loads(body[pos + 12 + headers : pos + total - 4].decode())
+        pos += total
+        n += 1
+    return n
+
+
+def floor_of(stream: BenchStream) -> Runner:
+    """The floor for the stream's framing."""
+    body = stream.body
+    match stream.framing:
+        case "sse":
+            return lambda: floor_sse(body)
+        case "sse-crlf":
+            return lambda: floor_sse(body, b"\r\n\r\n")
+        case "ndjson":
+            return lambda: floor_ndjson(body)
+        case "eventstream":
+            return lambda: floor_eventstream(body)
+
+
 # -- laminate ---------------------------------------------------------------------------------
 
 
@@ -115,8 +153,26 @@ def laminate_run(stream: BenchStream, chunks: Sequence[bytes]) -> int:
     return n
 
 
+def laminate_with(backend: str, stream: BenchStream, chunks: Sequence[bytes]) -> Runner:
+    """``laminate_run`` with this JSON backend in use (the normalizer binds it on start)."""
+
+    def run() -> int:
+        jsonlib.use(backend)
+        return laminate_run(stream, chunks)
+
+    return run
+
+
 def laminate_check(stream: BenchStream, chunks: Sequence[bytes]) -> None:
-    """The timed work must also be right: the text and every call's arguments."""
+    """The timed work must also be right (with each backend): the text and every call's
+    arguments."""
+    for backend in jsonlib.available():
+        jsonlib.use(backend)
+        _check_once(stream, chunks)
+    jsonlib.use("stdlib")
+
+
+def _check_once(stream: BenchStream, chunks: Sequence[bytes]) -> None:
     normalizer = StreamNormalizer(provider=stream.provider)
     for chunk in chunks:
         normalizer.feed(chunk)
@@ -312,8 +368,10 @@ class Row:
     stream: BenchStream
     events: int
     floor: float  # best time
-    laminate: float  # best time
+    laminate: float  # best time, the standard library's JSON
     ratio: float  # laminate / floor: the median of the rounds' ratios
+    fast: float | None = None  # best time with orjson
+    fast_ratio: float | None = None  # with orjson / floor: the median of the rounds' ratios
     peak: int = 0
     sdk: str = ""
     sdk_time: float | None = None
@@ -324,15 +382,13 @@ def measure(
 ) -> Row:
     chunks = network_chunks(stream.body, args.chunk)
     laminate_check(stream, chunks)
-    floor: Runner = (
-        (lambda: floor_sse(stream.body))
-        if stream.framing == "sse"
-        else (lambda: floor_ndjson(stream.body))
-    )
     cases: dict[str, Runner] = {
-        "floor": floor,
-        "laminate": lambda: laminate_run(stream, chunks),
+        "floor": floor_of(stream),
+        "laminate": laminate_with("stdlib", stream, chunks),
     }
+    fast = "orjson" in jsonlib.available() and not args.no_orjson
+    if fast:
+        cases["fast"] = laminate_with("orjson", stream, chunks)
     clock = CLOCKS[args.clock]
     events = laminate_run(stream, chunks)
     log(f"  {stream.name}: {len(stream.body):,} bytes, {stream.frames:,} frames, timing...")
@@ -340,10 +396,15 @@ def measure(
     # the median of the rounds' ratios resists a neighbour's load better than the best
     # times do, which a busy moment can shift for one case and not the other.
     times = run_times(cases, args.repeat, no_gc=args.no_gc, clock=clock)
-    ratios = [lam / flo for flo, lam in zip(times["floor"], times["laminate"], strict=True)]
-    row = Row(
-        stream, events, min(times["floor"]), min(times["laminate"]), statistics.median(ratios)
-    )
+    jsonlib.use("stdlib")
+
+    def ratio(case: str) -> float:
+        pairs = zip(times["floor"], times[case], strict=True)
+        return statistics.median(lam / flo for flo, lam in pairs)
+
+    row = Row(stream, events, min(times["floor"]), min(times["laminate"]), ratio("laminate"))
+    if fast:
+        row.fast, row.fast_ratio = min(times["fast"]), ratio("fast")
     row.peak = peak_memory(lambda: laminate_run(stream, chunks))
     sdk = sdks.get(stream.provider)
     if sdk is not None and not args.no_sdk:
@@ -387,13 +448,19 @@ def _chars(stream: BenchStream) -> str:
 
 def table(rows: Sequence[Row]) -> list[str]:
     out = [
-        "| stream | body | content | frames | events | floor | laminate | MB/s | µs/event"
-        " | x floor | peak memory | official SDK | SDK x floor | laminate speedup |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| stream | body | content | frames | events | floor | laminate | x floor | MB/s"
+        " | µs/event | laminate, orjson | x floor | peak memory | official SDK | SDK x floor"
+        " | laminate speedup |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for r in rows:
         s = r.stream
         mark = "" if round(r.ratio, 2) <= TARGET else " ✗"  # as printed
+        fast = fast_ratio = "—"
+        if r.fast is not None and r.fast_ratio is not None:
+            fast = f"{r.fast * 1e3:,.0f} ms"
+            fast_mark = "" if round(r.fast_ratio, 2) <= FAST_TARGET else " ✗"
+            fast_ratio = f"**{r.fast_ratio:.2f}x**{fast_mark}"
         sdk = r.sdk or "—"
         sdk_ratio = speedup = "—"
         if r.sdk_time is not None:
@@ -402,9 +469,9 @@ def table(rows: Sequence[Row]) -> list[str]:
             speedup = f"**{r.sdk_time / r.laminate:.1f}x**"
         out.append(
             f"| {s.name} | {_mb(len(s.body))} | {_chars(s)} | {s.frames:,} | {r.events:,}"
-            f" | {r.floor * 1e3:,.0f} ms | {r.laminate * 1e3:,.0f} ms"
+            f" | {r.floor * 1e3:,.0f} ms | {r.laminate * 1e3:,.0f} ms | **{r.ratio:.2f}x**{mark}"
             f" | {len(s.body) / r.laminate / 1e6:.1f} | {r.laminate / r.events * 1e6:.2f}"
-            f" | **{r.ratio:.2f}x**{mark} | {_mib(r.peak)} | {sdk} | {sdk_ratio} | {speedup} |"
+            f" | {fast} | {fast_ratio} | {_mib(r.peak)} | {sdk} | {sdk_ratio} | {speedup} |"
         )
     return out
 
@@ -425,11 +492,17 @@ def memory_table(results: Sequence[tuple[str, int, int, int, int]], chars: int) 
 
 
 def machine() -> str:
+    fast = "orjson " + _orjson_version() if "orjson" in jsonlib.available() else "no orjson"
     return (
         f"Python {platform.python_version()} ({platform.python_implementation()}),"
         f" {platform.system()} {platform.machine()}, {os.cpu_count()} cores,"
-        f" laminate {laminate.__version__}"
+        f" laminate {laminate.__version__}, {fast}"
     )
+
+
+def _orjson_version() -> str:
+    module: Any = importlib.import_module("orjson")
+    return str(module.__version__)
 
 
 def load() -> str:
@@ -451,6 +524,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--clock", choices=CLOCKS, default="cpu", help="cpu: process time (default); wall"
     )
     parser.add_argument("--no-sdk", action="store_true", help="skip the official SDKs")
+    parser.add_argument("--no-orjson", action="store_true", help="skip the orjson column")
     parser.add_argument("--provider", action="append", choices=PROVIDERS, help="only these")
     args = parser.parse_args(argv)
     if args.quick:
@@ -490,9 +564,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     print("\n".join(table(rows)))
     print(
         "\nfloor: split the body into frames and json.loads each payload, nothing else."
-        " floor, laminate, SDK: best times. x floor: the median over the rounds of"
-        " laminate's time over the floor's, measured back to back."
-        f" Target: laminate at most {TARGET}x the floor (✗ marks a miss)."
+        " laminate: with the standard library's JSON; laminate, orjson: with the fast"
+        " extra, against the same floor. floor, laminate, SDK: best times. x floor: the"
+        " median over the rounds of laminate's time over the floor's, measured back to back."
+        f" Targets: laminate at most {TARGET}x the floor, and {FAST_TARGET}x with orjson"
+        " (✗ marks a miss)."
         " SDK x floor and the speedup: from the best times."
     )
     print("\nPeak memory against the number of frames (laminate; the same text, 10x the frames):\n")

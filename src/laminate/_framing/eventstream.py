@@ -28,6 +28,13 @@ Design, and why:
   Header values are ``bool``, ``int`` (types 2 to 5), ``bytes``, ``str``, an aware UTC
   ``datetime`` (timestamps) and ``uuid.UUID``, so that :func:`encode_message` and the
   decoder round-trip.
+- Speed: a stream repeats a handful of header sections byte for byte (one per event
+  type), so each distinct section is read once and remembered (up to ``_HEADER_CACHE``
+  of them; a stream whose headers vary, a ``:date`` or an id per message, is read anew
+  each time past that), and the frames of one section share its headers, read-only.
+  The section of the previous message is compared in place first (no copy, no hash):
+  most messages repeat it. Messages are checked and cut through one ``memoryview`` of
+  the buffer, without copying each message first.
 """
 
 from __future__ import annotations
@@ -38,10 +45,13 @@ import uuid
 import zlib
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from types import MappingProxyType
 from typing import Final
 
 from .._core.errors import IncompleteStreamError, LaminateError, MalformedStreamError, ProviderError
 from .lines import Frame
+
+_new = tuple.__new__  # builds a Frame without its keyword-handling constructor
 
 __all__ = [
     "PRELUDE_SIZE",
@@ -67,6 +77,7 @@ _FIXED: Final = {
     8: struct.Struct(">q"),
 }
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_HEADER_CACHE: Final = 64  # distinct header sections remembered per decoder
 _MS: Final = timedelta(milliseconds=1)
 # The header that names a message, by its ``:message-type``.
 _NAME_HEADER: Final = {
@@ -87,6 +98,10 @@ _RETRYABLE: Final = frozenset(
 )
 
 
+_Section = tuple[str | None, Mapping[str, object]]  # a header section as frames carry it
+_NO_HEADERS: Final[Mapping[str, object]] = MappingProxyType({})
+
+
 def _hex(data: bytes | bytearray) -> str:
     """A short excerpt of binary bytes for error messages: hex reads better than mojibake."""
     return data[:24].hex(" ")
@@ -100,6 +115,8 @@ class EventStreamDecoder:
         "_buf",
         "_closed",
         "_error",
+        "_known",
+        "_last",
         "_max",
         "_need",
         "_pos",
@@ -119,6 +136,9 @@ class EventStreamDecoder:
         self._trailing = False
         self._closed = False
         self._error: LaminateError | None = None
+        # Header sections already read: raw bytes -> (the frame's event name, headers).
+        self._known: dict[bytes, _Section] = {}
+        self._last: tuple[bytes, _Section] = (b"", (None, _NO_HEADERS))
 
     @property
     def bytes_seen(self) -> int:
@@ -191,17 +211,72 @@ class EventStreamDecoder:
     def _parse(self, out: list[Frame]) -> None:
         buf = self._buf
         end = len(buf)
-        while True:
-            pos = self._pos
-            if not self._need:
-                if end - pos < _PRELUDE.size:
-                    return
-                self._need = self._check_prelude(buf, pos)
-            if end - pos < self._need:
-                return
-            out.append(self._message(buf[pos : pos + self._need], self._base + pos))
-            self._pos = pos + self._need
-            self._need = 0
+        pos = self._pos
+        need = self._need
+        base = self._base
+        known = self._known
+        last_raw, last = self._last
+        unpack = _PRELUDE.unpack_from
+        crc_of = _U32.unpack_from
+        crc32 = zlib.crc32
+        append = out.append
+        size = 0  # the headers length of the message at pos
+        # The view is released when the loop ends, before feed() trims the buffer.
+        with memoryview(buf) as view:
+            while True:
+                if not need:
+                    if end - pos < _PRELUDE.size:
+                        break
+                    need, size, crc = unpack(buf, pos)
+                    if (
+                        crc32(view[pos : pos + 8]) != crc
+                        or need < _OVERHEAD
+                        or need > self._max
+                        or size > need - _OVERHEAD
+                    ):
+                        self._check_prelude(buf, pos)  # raises, saying which
+                elif end - pos >= need:
+                    size = unpack(buf, pos)[1]  # a message whose prelude came in an earlier feed
+                if end - pos < need:
+                    break
+                crc_at = pos + need - 4
+                if crc32(view[pos:crc_at]) != crc_of(buf, crc_at)[0]:
+                    raise MalformedStreamError(
+                        "message CRC mismatch",
+                        offset=base + pos,
+                        snippet=_hex(buf[pos : pos + 24]),
+                    )
+                headers_at = pos + _PRELUDE.size
+                payload_at = headers_at + size
+                try:
+                    if size != len(last_raw) or not buf.startswith(last_raw, headers_at):
+                        last_raw = bytes(view[headers_at:payload_at])
+                        seen = known.get(last_raw)
+                        last = self._headers(last_raw) if seen is None else seen
+                    data = str(view[payload_at:crc_at], "utf-8")
+                except (ValueError, OverflowError) as exc:  # UnicodeDecodeError is a ValueError
+                    raise MalformedStreamError(
+                        f"bad event stream message: {exc}",
+                        offset=base + pos,
+                        snippet=_hex(buf[pos : pos + 24]),
+                    ) from None
+                append(_new(Frame, (last[0], data, base + pos, None, last[1])))
+                pos += need
+                need = 0
+        self._pos = pos
+        self._need = need
+        self._last = last_raw, last
+
+    def _headers(self, raw: bytes) -> _Section:
+        """Read one header section, and remember it while there are few distinct ones."""
+        headers = _read_headers(raw, 0, len(raw))
+        # AWS always sends ``:message-type``; a message without one is read as an event.
+        kind = headers.get(":message-type", "event")
+        name = headers.get(_NAME_HEADER[kind]) if kind in _NAME_HEADER else None
+        seen = (name if isinstance(name, str) else None), MappingProxyType(headers)
+        if len(self._known) < _HEADER_CACHE:
+            self._known[raw] = seen
+        return seen
 
     def _check_prelude(self, buf: bytearray, pos: int) -> int:
         """Validate the prelude at ``pos`` and return the message's total length."""
@@ -220,32 +295,8 @@ class EventStreamDecoder:
             problem, offset=self._base + pos, snippet=_hex(buf[pos : pos + 24])
         )
 
-    def _message(self, msg: bytearray, offset: int) -> Frame:
-        """Check one complete message's CRC and turn it into a frame."""
-        end = len(msg) - 4
-        if zlib.crc32(memoryview(msg)[:end]) != _U32.unpack_from(msg, end)[0]:
-            raise MalformedStreamError("message CRC mismatch", offset=offset, snippet=_hex(msg))
-        payload_start = _PRELUDE.size + _U32.unpack_from(msg, 4)[0]
-        try:
-            headers = _read_headers(msg, _PRELUDE.size, payload_start)
-            data = msg[payload_start:end].decode()
-        except (ValueError, OverflowError) as exc:  # UnicodeDecodeError is a ValueError
-            raise MalformedStreamError(
-                f"bad event stream message: {exc}", offset=offset, snippet=_hex(msg)
-            ) from None
-        # AWS always sends ``:message-type``; a message without one is read as an event.
-        kind = headers.get(":message-type", "event")
-        name = headers.get(_NAME_HEADER[kind]) if kind in _NAME_HEADER else None
-        return Frame(
-            event=name if isinstance(name, str) else None,
-            data=data,
-            offset=offset,
-            id=None,
-            headers=headers,
-        )
 
-
-def _read_headers(msg: bytearray, pos: int, end: int) -> dict[str, object]:
+def _read_headers(msg: bytes, pos: int, end: int) -> dict[str, object]:
     """Read the headers in ``msg[pos:end]``; raise ``ValueError`` on anything malformed."""
     headers: dict[str, object] = {}
     while pos < end:

@@ -97,6 +97,9 @@ class BedrockHandler:
         self._unknown: dict[int, tuple[str, dict[str, Any]]] = {}
 
     def on_frame(self, event: str | None, obj: Any) -> None:
+        if event == "contentBlockDelta" and obj.__class__ is dict:  # nearly every event
+            self._block_delta(obj)
+            return
         if obj.__class__ is not dict and not isinstance(obj, Mapping):
             raise shape_error("a ConverseStream event is not a JSON object")
         if event is None:
@@ -163,12 +166,25 @@ class BedrockHandler:
         if key.__class__ is not int:
             key = _key(obj)
         asm = self.assembler
+        if len(delta) == 1:
+            # Nearly every delta: one text or argument fragment, read without the loop.
+            text = delta.get("text")
+            if text.__class__ is str:
+                asm.text(key, text)
+                return
+            tool = delta.get("toolUse")
+            if tool.__class__ is dict:
+                fragment = tool.get("input")
+                if fragment.__class__ is str:
+                    asm.tool_input(key, fragment)
+                    return
         for kind, value in delta.items():
             match kind:
                 case "text":
                     asm.text(key, value if value.__class__ is str else str_or_empty(value))
                 case "toolUse":
-                    fragment = value.get("input") if isinstance(value, Mapping) else None
+                    is_mapping = value.__class__ is dict or isinstance(value, Mapping)
+                    fragment = value.get("input") if is_mapping else None
                     if not isinstance(fragment, str):
                         fragment = "" if fragment is None else json_text(fragment)
                     asm.tool_input(key, fragment)

@@ -37,7 +37,7 @@ import re
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final
 
-from ..._core.assembler import Assembler
+from ..._core.assembler import Assembler, UsageCounts
 from ..._core.errors import IncompleteStreamError, MalformedStreamError, ProviderError
 from ..._core.response import StopReason
 from ..base import int_or_none, is_retryable, json_text, shape_error, stop_reason_from
@@ -109,17 +109,34 @@ def gemini_error(payload: Mapping[str, Any]) -> ProviderError:
 def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
     """The counts of one ``usageMetadata``: output is everything billed as output,
     thoughts included."""
-    candidates = int_or_none(usage.get("candidatesTokenCount"))
-    thoughts = int_or_none(usage.get("thoughtsTokenCount"))
+    prompt, output, cached, _, thoughts = _counts(usage)
+    return {
+        "input_tokens": prompt,
+        "output_tokens": output,
+        "reasoning_tokens": thoughts,
+        "cache_read_tokens": cached,
+    }
+
+
+def _counts(usage: Mapping[str, Any]) -> UsageCounts:
+    """The counts in the assembler's order (Gemini reports no cache writes)."""
+    # Every chunk carries usage: plain ints are taken as they are, without a call each.
+    candidates = usage.get("candidatesTokenCount")
+    if candidates is not None and candidates.__class__ is not int:
+        candidates = int_or_none(candidates)
+    thoughts = usage.get("thoughtsTokenCount")
+    if thoughts is not None and thoughts.__class__ is not int:
+        thoughts = int_or_none(thoughts)
+    prompt = usage.get("promptTokenCount")
+    if prompt is not None and prompt.__class__ is not int:
+        prompt = int_or_none(prompt)
+    cached = usage.get("cachedContentTokenCount")
+    if cached is not None and cached.__class__ is not int:
+        cached = int_or_none(cached)
     output = None
     if candidates is not None or thoughts is not None:
         output = (candidates or 0) + (thoughts or 0)
-    return {
-        "input_tokens": int_or_none(usage.get("promptTokenCount")),
-        "output_tokens": output,
-        "reasoning_tokens": thoughts,
-        "cache_read_tokens": int_or_none(usage.get("cachedContentTokenCount")),
-    }
+    return prompt, output, cached, None, thoughts
 
 
 class GeminiHandler:
@@ -158,9 +175,9 @@ class GeminiHandler:
                     break
         usage = obj.get("usageMetadata")
         if usage:
-            if not isinstance(usage, Mapping):
+            if usage.__class__ is not dict and not isinstance(usage, Mapping):
                 raise shape_error("`usageMetadata` is not an object")
-            asm.usage(dict(usage), **usage_counts(usage))
+            asm.counts(usage, _counts(usage))
         feedback = obj.get("promptFeedback")
         if feedback and isinstance(feedback, Mapping):
             blocked = feedback.get("blockReason")
@@ -186,12 +203,21 @@ class GeminiHandler:
             if parts:
                 if parts.__class__ is not list:
                     raise shape_error("`parts` is not a list")
+                asm = self.assembler
                 for part in parts:
+                    # Nearly every part: `{"text": ...}` alone, continuing the text block.
+                    if part.__class__ is dict and len(part) == 1 and self._kind == _TEXT:
+                        text = part.get("text")
+                        if text.__class__ is str:
+                            if text:
+                                asm.text(self._key, text)
+                            continue
                     self._part(part)
-        for name in METADATA:
-            value = candidate.get(name)
-            if value:
-                self._metadata(name, value)
+        if not candidate.keys().isdisjoint(METADATA):
+            for name in METADATA:
+                value = candidate.get(name)
+                if value:
+                    self._metadata(name, value)
         raw = candidate.get("finishReason")
         if raw:
             if not isinstance(raw, str):
