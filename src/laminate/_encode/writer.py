@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any, ClassVar, Protocol
 
+from .._core import jsonlib
 from .._core.errors import LaminateError
 from .._core.events import (
     BlockEnd,
@@ -84,11 +85,12 @@ def json_bytes(text: str) -> bytes:
 
 
 def dumps(value: Any) -> bytes:
-    """Compact JSON bytes for a whole payload (the frames that are not on the hot path)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """Compact JSON bytes for a whole payload (the frames that are not on the hot path),
+    written by the JSON backend in use (orjson with the ``fast`` extra)."""
+    text = jsonlib.dumps(value)
     try:
         return text.encode()
-    except UnicodeEncodeError:
+    except UnicodeEncodeError:  # a lone surrogate: JSON's \u escapes can carry it
         return json.dumps(value, separators=(",", ":")).encode()
 
 
