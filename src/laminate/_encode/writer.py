@@ -1,4 +1,5 @@
-"""The stream writer interface, and the framing helpers every writer shares.
+"""The stream writer interface, and the JSON helpers every writer shares (the framings
+themselves are written by ``_framing.writers`` and ``_framing.eventstream``).
 
 A writer turns laminate's events into one API's bytes, live: each event becomes bytes at
 once, so a client behind a gateway sees text and tool arguments grow as they arrive. The
@@ -43,6 +44,7 @@ from .._core.response import (
     StopReason,
     ToolUse,
 )
+from .._framing.writers import ndjson_line, sse_data, sse_event
 
 __all__ = [
     "StreamWriter",
@@ -92,21 +94,6 @@ def dumps(value: Any) -> bytes:
         return text.encode()
     except UnicodeEncodeError:  # a lone surrogate: JSON's \u escapes can carry it
         return json.dumps(value, separators=(",", ":")).encode()
-
-
-def sse_event(event: str, payload: bytes) -> bytes:
-    """One SSE event with an ``event:`` line. ``payload`` is one line of JSON."""
-    return b"event: " + event.encode() + b"\ndata: " + payload + b"\n\n"
-
-
-def sse_data(payload: bytes) -> bytes:
-    """One SSE event with only a ``data:`` line."""
-    return b"data: " + payload + b"\n\n"
-
-
-def ndjson_line(payload: bytes) -> bytes:
-    """One NDJSON line."""
-    return payload + b"\n"
 
 
 def wire_stop(stop: StopReason, table: Mapping[str, StopReason], by_kind: Mapping[str, str]) -> str:
