@@ -20,7 +20,6 @@ __all__ = [
 ]
 
 
-
 def provider_from_url(path: str) -> str | None:
     """The provider named by an endpoint path, if it is a well-known one."""
     path = path.rstrip("/")
