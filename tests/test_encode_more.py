@@ -428,8 +428,7 @@ PLANNED = [
 def test_cohere_recorded_tool_plans_come_back_as_plans(source: Source) -> None:
     events = events_of(source) or []
     starts = [e.block for e in events if isinstance(e, BlockStart)]
-    if not any(isinstance(b, Reasoning) and b.id == "tool_plan" for b in starts):
-        pytest.skip("the plan's BlockStart does not carry its id (assembler.open_reasoning)")
+    assert any(isinstance(b, Reasoning) and b.id == "tool_plan" for b in starts)
     back = laminate.collect_sync([encode(events, "cohere")], "cohere")
     plans = [b for b in _done(source).content if isinstance(b, Reasoning)]
     assert [b for b in back.content if isinstance(b, Reasoning)] == plans

@@ -314,7 +314,14 @@ class Assembler:
     def open_reasoning(
         self, key: Hashable, *, signature: str | None = None, redacted: bool = False, id: str = ""
     ) -> None:
-        block = self._block(key, _REASONING)
+        block = self._open.get(key)
+        if block is None:
+            # Opened here: its id is part of the initial state a writer sees at BlockStart.
+            block = self._new_block(key, _REASONING)
+            block.id = id
+            self.events.append(BlockStart(block.index, Reasoning("", id=id or None)))
+        else:
+            self._check_kind(block, _REASONING)
         block.redacted = block.redacted or redacted
         if id and not block.id:
             block.id = id
