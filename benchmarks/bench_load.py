@@ -47,10 +47,11 @@ from typing import Final
 
 import anyio
 import httpx
-from _streams import PROVIDERS, BenchStream, network_chunks, text_stream, text_stream_from_deltas
+from _streams import BenchStream, network_chunks, text_stream, text_stream_from_deltas
 from _streams import tools_stream as tool_calls_stream
 
 import laminate
+from laminate._core import jsonlib
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 LEVELS: Final = (1, 10, 100, 1000)
@@ -200,11 +201,16 @@ class Server:
         self.process.wait(10)
 
 
+# The mix of the first load table, kept so that its figures compare from run to run (the
+# loopback server speaks SSE and NDJSON only; bench_core.py covers every format).
+LOAD_PROVIDERS: Final = ("openai", "anthropic", "ollama", "openai-responses")
+
+
 def build_cases(directory: Path, body_kib: int) -> list[tuple[str, str, BenchStream]]:
     """Write the mixed bodies into ``directory``; return (name, file, stream) for each."""
     out = []
     target = body_kib * 1024
-    for provider in PROVIDERS:
+    for provider in LOAD_PROVIDERS:
         # Tool-argument fragments cost a whole frame each: size the arguments so that
         # the turn's body is about as long as the text answer's.
         probe = tool_calls_stream(provider, 3000)
@@ -315,7 +321,8 @@ def _print(
     cpus = os.cpu_count()
     print(
         f"Python {platform.python_version()}, {platform.machine()}, {cpus} CPUs; "
-        f"httpx {httpx.__version__}, server: uvicorn (h11) in its own process on 127.0.0.1; "
+        f"httpx {httpx.__version__}, JSON: {jsonlib.BACKEND}, "
+        "server: uvicorn (h11) in its own process on 127.0.0.1; "
         f"{bodies} bodies (4 providers x text / 3 tool calls), {mean_kib:.1f} KiB on average."
     )
     print()
