@@ -16,6 +16,9 @@ __all__ = [
     "int_or_none",
     "is_retryable",
     "json_text",
+    "module_of",
+    "module_root",
+    "non_2xx",
     "shape_error",
     "stop_reason_from",
     "str_or_empty",
@@ -105,6 +108,25 @@ def error_from_payload(payload: Any, *, default_type: str = "error") -> Provider
 def json_text(value: Any) -> str:
     """The JSON text of arguments a provider sent as an object rather than a string."""
     return jsonlib.dumps(value)
+
+
+def module_of(obj: object) -> str:
+    """The module that defined ``obj``'s type (``""`` when it does not say): how an SDK's
+    objects are told apart without importing the SDK."""
+    module = getattr(type(obj), "__module__", None)
+    return module if isinstance(module, str) else ""
+
+
+def module_root(obj: object) -> str:
+    """The top-level package of ``obj``'s type (``"openai"`` for ``openai.Stream``)."""
+    return module_of(obj).split(".", 1)[0]
+
+
+def non_2xx(status: Any) -> int | None:
+    """``status`` when it is an HTTP status that is not 2xx, else ``None``."""
+    if isinstance(status, int) and 100 <= status <= 599 and not 200 <= status <= 299:
+        return status
+    return None
 
 
 def shape_error(what: str) -> MalformedStreamError:

@@ -1,8 +1,13 @@
 """The record that describes one API: everything the layers around an API need from it.
 
 Each package under ``_apis`` builds one :class:`Api` in its ``__init__``; the registry
-lists them. The normalizer, the complete-body reader, the tool loop and the mock server
-look an API up here and never name one, so adding an API is one package plus one line.
+lists them. The normalizer, the complete-body reader, the tool loop, the SDK adapters, the
+mock server and the demo look an API up here and never name one, so adding an API is one
+package plus one line.
+
+What only the edges need is grouped in two small records beside the core fields:
+:class:`Sdk` (how the API's SDKs are recognised without importing them) and :class:`Mock`
+(how the mock server answers as the API, and the demo's first request to it).
 """
 
 from __future__ import annotations
@@ -15,11 +20,22 @@ from .._core.assembler import Assembler
 from .base import Handler
 
 if TYPE_CHECKING:
+    from .._core.errors import ProviderError
     from .._core.response import NormalizedResponse
     from .._encode.writer import Writer
     from .._tools.registry import Tool, ToolResult
 
-__all__ = ["Api", "Framing", "HandlerOptions", "Message"]
+__all__ = [
+    "Api",
+    "Endpoint",
+    "Framing",
+    "HandlerOptions",
+    "Message",
+    "Mock",
+    "Sdk",
+    "SdkEvents",
+    "common_error_body",
+]
 
 Message = dict[str, Any]
 Framing = Literal["sse", "ndjson", "json-array", "eventstream"]
@@ -37,6 +53,92 @@ class HandlerOptions:
 
 def _never(*_: Any) -> bool:
     return False
+
+
+def _no_error(_: BaseException) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SdkEvents:
+    """An SDK iterator of events the SDK decoded itself, read item by item (each item is
+    not a frame as on the wire, so it is unwrapped first)."""
+
+    is_stream: Callable[[object], bool]
+    """Whether an object is such an iterator."""
+    response_keys: tuple[str, ...] = ()
+    """Keys of the SDK's response dict that may hold the iterator."""
+    frame: Callable[[Any], tuple[Any, str | None, str]]
+    """One item as ``(payload, event name, provider)``, the provider being the API whose
+    frame the payload is (an API may carry another's frames)."""
+    sync_note: str = ""
+    """Said when a sync iterator is handed to the async adapters."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sdk:
+    """How the official SDKs of an API (and SDKs that speak it) are recognised, by duck
+    typing and by the module a type was defined in: no SDK is ever imported."""
+
+    modules: tuple[str, ...] = ()
+    """Module prefixes whose objects are this API's frames or bodies (the longest prefix
+    that matches, over every API, names the provider)."""
+    accepted: str = ""
+    """What of these SDKs the adapters read, as their type errors list it."""
+    holds_response: tuple[str, ...] = ()
+    """Top-level packages whose stream objects hold the HTTP response untouched (read
+    directly) and whose errors carry the error ``body`` as sent."""
+    error_payload: Callable[[BaseException], tuple[Mapping[str, Any], int | None] | None] = (
+        _no_error
+    )
+    """The error frame or body an SDK exception was raised for, with the HTTP status when
+    that was not 2xx (``None`` status: the error came inside a stream)."""
+    error: Callable[[BaseException], ProviderError | None] = _no_error
+    """An SDK exception as the :class:`ProviderError` the same bytes give, for SDKs that
+    keep no frame to hand back."""
+    events: SdkEvents | None = None
+    """Its iterator of decoded events, when it has one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """A path the mock server answers as an API."""
+
+    path: str
+    """The exact path, or (``pattern``) a regular expression the path must match whole,
+    whose ``model`` group is the model the path names."""
+    streams: bool
+    """Whether the answer streams when the request has no ``stream`` field."""
+    pattern: bool = False
+
+
+def common_error_body(status: int, kind: str, message: str) -> dict[str, Any]:
+    """The error body most APIs and compatible servers send (OpenAI's shape)."""
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mock:
+    """How the mock server answers as an API, and the demo's first request to it."""
+
+    endpoints: tuple[Endpoint, ...]
+    """Where it answers; exact paths are tried before patterns."""
+    error_body: Callable[[int, str, str], dict[str, Any]] = common_error_body
+    """An error body, from ``(status, error type, message)``, in the shape its clients
+    read."""
+    sse_query: str | None = None
+    """A query parameter that asks for SSE: without it a streamed answer is one streamed
+    JSON array (``None``: streams are always in the API's own framing)."""
+    demo_model: str
+    """The model the demo asks for."""
+    demo_path: str
+    """The endpoint the demo asks (``{model}``: the model), with its query."""
+    demo_request: Callable[[str, str, list[Message]], Message]
+    """The demo's first request body from ``(model, prompt, tools array)``."""
+
+    def demo_endpoint(self) -> str:
+        """The path (and query) the demo posts to."""
+        return self.demo_path.format(model=self.demo_model)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,3 +183,9 @@ class Api:
     ``_encode/writer.py``), or ``None`` when laminate does not write its streams."""
     media_type: str | None = None
     """The ``Content-Type`` of its streams; ``None``: the usual one of its framing."""
+    error_type_header: str | None = None
+    """A response header that names an error's type when its error body does not."""
+    sdk: Sdk = Sdk()
+    """How its SDKs' objects are recognised."""
+    mock: Mock | None = None
+    """How the mock server answers as this API (``None``: it does not)."""

@@ -186,7 +186,7 @@ async def _run_async(
         while is_empty(item):
             item = await _next_item(run.normalizer, items, idle_timeout)
         if item is not _END:
-            read = first_reader(item, run, bedrock=source.bedrock)
+            read = first_reader(item, run, events=source.events)
             normalizer = run.normalizer
             while item is not _END:
                 for event in read(item):
@@ -241,7 +241,7 @@ def _run_sync(run: Run, source: SyncSource) -> Generator[Event, None, None]:
         while is_empty(item):
             item = _next_sync(run.normalizer, items)
         if item is not _END:
-            read: Callable[[Any], list[Event]] = first_reader(item, run, bedrock=source.bedrock)
+            read: Callable[[Any], list[Event]] = first_reader(item, run, events=source.events)
             normalizer = run.normalizer
             while item is not _END:
                 yield from read(item)

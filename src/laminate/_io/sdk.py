@@ -1,71 +1,55 @@
 """What the official SDKs hand out, recognised without importing any of them.
 
 No SDK is a dependency of laminate, so nothing here imports one: an object is known by
-what it has (duck typing) and by the module its type was defined in. Two kinds matter:
+what it has (duck typing) and by the module its type was defined in. Which modules belong
+to which API, and what each SDK's objects and errors hold, is said by the APIs' records
+(:class:`~laminate._apis.spec.Sdk`); this module only asks them. Two kinds matter:
 
-- Objects that still hold the HTTP response untouched: openai's and anthropic's
-  ``Stream`` / ``AsyncStream`` (``.response``), the ``APIResponse`` of
-  ``with_streaming_response`` (``.http_response``), anthropic's ``MessageStream`` and
-  openai's helper streams (their raw ``Stream``). Their bytes are read directly, so
-  nothing the SDK would have dropped or rebuilt is lost, and the result is the one the
-  same bytes give by construction.
-- Iterators that hand out frames the SDK already parsed: google-genai's
-  ``GenerateContentResponse`` chunks, botocore's event stream of dicts, ollama-python's
-  ``ChatResponse`` chunks, litellm's OpenAI-shaped chunks. Each frame goes through
-  :meth:`StreamNormalizer.feed_payload`, with the provider named by the frame's type.
+- Objects that still hold the HTTP response untouched (``Stream`` / ``AsyncStream`` with
+  ``.response``, the ``APIResponse`` of ``with_streaming_response`` with
+  ``.http_response``, helper streams around a raw ``Stream``). Their bytes are read
+  directly, so nothing the SDK would have dropped or rebuilt is lost, and the result is
+  the one the same bytes give by construction.
+- Iterators that hand out frames the SDK already parsed (pydantic chunks, event dicts).
+  Each frame goes through :meth:`StreamNormalizer.feed_payload`, with the provider named
+  by the frame's type, or unwrapped first by the API's :class:`SdkEvents`.
 
-Errors an SDK raises while it iterates (ollama's ``ResponseError`` for an ``{"error"}``
-line, botocore's ``EventStreamError`` for an exception message, google-genai's
-``APIError``) are turned into the :class:`ProviderError` the same bytes would give.
+Errors an SDK raises while it iterates are turned into the :class:`ProviderError` the
+same bytes would give: by handing back the frame or body they were raised for, or by the
+API's own classification.
 """
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
-from datetime import date, datetime
 from typing import Any, Final
 
+from .._apis.base import module_of, module_root, non_2xx
 from .._apis.registry import APIS
+from .._apis.spec import SdkEvents
 from .._core.errors import ProviderError
-from .._framing.eventstream import exception_error
 
 __all__ = [
-    "bedrock_frame",
-    "botocore_error",
+    "ACCEPTED",
     "error_payload",
+    "event_stream",
+    "events_in",
     "held_response",
-    "is_botocore_stream",
     "is_stream_manager",
     "module_of",
     "provider_of",
+    "sdk_error",
 ]
 
-# The first matching prefix of a type's module names the provider of its frames.
-_PROVIDER_BY_MODULE: Final = (
-    ("openai.types.responses", "openai-responses"),
-    ("openai.lib.streaming.responses", "openai-responses"),
-    ("openai", "openai"),
-    ("litellm", "openai"),
-    ("anthropic", "anthropic"),
-    ("google.genai", "gemini"),
-    ("vertexai", "gemini"),
-    ("ollama", "ollama"),
-    ("cohere", "cohere"),
-    ("botocore", "bedrock"),
-    ("aiobotocore", "bedrock"),
+# Longest prefix first: the first that matches names the provider of a type's frames.
+_PROVIDER_BY_MODULE: Final = sorted(
+    ((prefix, name) for name, record in APIS.items() for prefix in record.sdk.modules),
+    key=lambda pair: -len(pair[0]),
 )
-_WRAPPING_SDKS: Final = ("openai", "anthropic")
-
-
-def module_of(obj: object) -> str:
-    """The module that defined ``obj``'s type (``""`` when it does not say)."""
-    module = getattr(type(obj), "__module__", None)
-    return module if isinstance(module, str) else ""
-
-
-def _root(module: str) -> str:
-    return module.split(".", 1)[0]
+_HOLDING_SDKS: Final = frozenset(root for r in APIS.values() for root in r.sdk.holds_response)
+_EVENT_STREAMS: Final = tuple(r.sdk.events for r in APIS.values() if r.sdk.events is not None)
+ACCEPTED: Final = "; ".join(r.sdk.accepted for r in APIS.values() if r.sdk.accepted)
+"""The SDK objects the adapters read, as their type errors list them."""
 
 
 def provider_of(obj: object) -> str | None:
@@ -74,7 +58,7 @@ def provider_of(obj: object) -> str | None:
     module = module_of(obj)
     for prefix, provider in _PROVIDER_BY_MODULE:
         if module == prefix or module.startswith(prefix + "."):
-            return provider if provider in APIS else None
+            return provider
     return None
 
 
@@ -87,18 +71,18 @@ def looks_like_response(obj: object) -> bool:
 
 
 def held_response(obj: object) -> Any | None:
-    """The HTTP response an openai / anthropic stream object wraps, else ``None``.
+    """The HTTP response an SDK stream object wraps, else ``None``.
 
     ``http_response``: ``APIResponse`` / ``AsyncAPIResponse`` (``with_streaming_response``)
-    and the legacy raw response. ``response``: ``Stream``, ``AsyncStream``, anthropic's
-    ``MessageStream``. ``_raw_stream.response``: openai's ``ChatCompletionStream`` and
-    ``ResponseStream`` helpers, which expose no response of their own.
+    and the legacy raw response. ``response``: ``Stream``, ``AsyncStream``, a
+    ``MessageStream``. ``_raw_stream.response``: helper streams (``ChatCompletionStream``,
+    ``ResponseStream``), which expose no response of their own.
     """
     for name in ("http_response", "response"):
         held = getattr(obj, name, None)
         if held is not None and looks_like_response(held):
             return held
-    if _root(module_of(obj)) in _WRAPPING_SDKS:
+    if module_root(obj) in _HOLDING_SDKS:
         raw = getattr(obj, "_raw_stream", None)
         held = getattr(raw, "response", None)
         if held is not None and looks_like_response(held):
@@ -110,46 +94,37 @@ def is_stream_manager(obj: object) -> bool:
     """``client.messages.stream(...)`` and the like, not yet entered: the request is sent
     when the manager is entered, which the adapters do when iteration starts."""
     return (
-        _root(module_of(obj)) in _WRAPPING_SDKS
+        module_root(obj) in _HOLDING_SDKS
         and type(obj).__name__.endswith("StreamManager")
         and (hasattr(obj, "__enter__") or hasattr(obj, "__aenter__"))
     )
 
 
-def is_botocore_stream(obj: object) -> bool:
-    """botocore's (or aiobotocore's) ``EventStream``: an iterator of parsed event dicts."""
-    return _root(module_of(obj)) in ("botocore", "aiobotocore") and type(obj).__name__.endswith(
-        "EventStream"
-    )
+def event_stream(obj: object) -> SdkEvents | None:
+    """How to read ``obj`` when it is an SDK's iterator of decoded events, else ``None``."""
+    for events in _EVENT_STREAMS:
+        if events.is_stream(obj):
+            return events
+    return None
 
 
-def bedrock_frame(item: Any) -> tuple[Any, str | None, str]:
-    """One botocore event dict as ``(payload, event, provider)``.
-
-    ConverseStream events are ``{"contentBlockDelta": {...}}``: the key is the message's
-    ``:event-type``. InvokeModelWithResponseStream events are ``{"chunk": {"bytes":
-    b'{...}'}}``: the bytes are the model's own frame (an Anthropic Messages event).
-    Blobs botocore decoded (``redactedContent``) are base64 again, as on the wire.
-    """
-    if not isinstance(item, Mapping) or len(item) != 1:
-        raise TypeError(f"expected a botocore event dict with one key, got {item!r:.80}")
-    ((event, payload),) = item.items()
-    if event == "chunk" and isinstance(payload, Mapping) and "bytes" in payload:
-        return payload["bytes"], None, "anthropic"
-    return _as_wire(payload), str(event), "bedrock"
+def events_in(response: Mapping[Any, Any]) -> tuple[object, SdkEvents] | None:
+    """The iterator of decoded events an SDK's response dict holds, and how to read it."""
+    for events in _EVENT_STREAMS:
+        for key in events.response_keys:
+            found: object = response.get(key)
+            if found is not None and events.is_stream(found):
+                return found, events
+    return None
 
 
-def _as_wire(value: Any) -> Any:
-    """Values botocore decoded, encoded back as the JSON on the wire carried them."""
-    if isinstance(value, Mapping):
-        return {key: _as_wire(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_as_wire(item) for item in value]
-    if isinstance(value, bytes | bytearray):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    return value
+def sdk_error(exc: BaseException) -> ProviderError | None:
+    """An SDK exception an API classifies itself, as its :class:`ProviderError`."""
+    for record in APIS.values():
+        error = record.sdk.error(exc)
+        if error is not None:
+            return error
+    return None
 
 
 def error_payload(exc: BaseException) -> tuple[Mapping[str, Any], int | None] | None:
@@ -158,47 +133,12 @@ def error_payload(exc: BaseException) -> tuple[Mapping[str, Any], int | None] | 
 
     Handing the frame itself to the normalizer gives the error the same bytes give.
     """
-    root, name = _root(module_of(exc)), type(exc).__name__
-    if root == "ollama" and name == "ResponseError":
-        # Raised for an `{"error": ...}` line (status -1), or for a non-2xx answer.
-        error = getattr(exc, "error", None) or str(exc)
-        return {"error": error}, _non_2xx(getattr(exc, "status_code", None))
-    if root == "google" and isinstance(getattr(exc, "details", None), Mapping):
-        details: Mapping[str, Any] = exc.details  # type: ignore[attr-defined]
-        status = getattr(getattr(exc, "response", None), "status_code", None)
-        payload = details if "error" in details else {"error": details}
-        return payload, _non_2xx(status)
-    if root in _WRAPPING_SDKS and isinstance(getattr(exc, "body", None), Mapping):
+    for record in APIS.values():
+        found = record.sdk.error_payload(exc)
+        if found is not None:
+            return found
+    if module_root(exc) in _HOLDING_SDKS and isinstance(getattr(exc, "body", None), Mapping):
         body: Mapping[str, Any] = exc.body  # type: ignore[attr-defined]
         payload = body if "error" in body else {"error": body}
-        return payload, _non_2xx(getattr(exc, "status_code", None))
-    return None
-
-
-def botocore_error(exc: BaseException) -> ProviderError | None:
-    """botocore's ``EventStreamError`` (an exception message in the stream) or
-    ``ClientError`` as the :class:`ProviderError` the same message gives."""
-    if _root(module_of(exc)) not in ("botocore", "aiobotocore"):
-        return None
-    if not isinstance(getattr(exc, "response", None), Mapping):
-        return None
-    return _botocore_error(exc, in_stream=type(exc).__name__ == "EventStreamError")
-
-
-def _botocore_error(exc: BaseException, *, in_stream: bool) -> ProviderError:
-    response: Mapping[str, Any] = exc.response  # type: ignore[attr-defined]
-    details = response.get("Error") or {}
-    code = str(details.get("Code") or "exception")
-    message = str(details.get("Message") or code)
-    # The same classification as the exception message read from the wire.
-    error = exception_error(code, {"message": message})
-    if not in_stream:
-        metadata = response.get("ResponseMetadata") or {}
-        error.status_code = _non_2xx(metadata.get("HTTPStatusCode"))
-    return error
-
-
-def _non_2xx(status: Any) -> int | None:
-    if isinstance(status, int) and 100 <= status <= 599 and not 200 <= status <= 299:
-        return status
+        return payload, non_2xx(getattr(exc, "status_code", None))
     return None

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from .._apis.base import error_from_payload, is_retryable
+from .._apis.registry import APIS
+from .._apis.spec import SdkEvents
 from .._core.errors import (
     LaminateError,
     MalformedStreamError,
@@ -42,15 +44,16 @@ from .._core.errors import (
 from .._core.events import Event
 from .._core.normalizer import StreamNormalizer
 from .sdk import (
-    bedrock_frame,
-    botocore_error,
+    ACCEPTED,
     error_payload,
+    event_stream,
+    events_in,
     held_response,
-    is_botocore_stream,
     is_stream_manager,
     looks_like_response,
     module_of,
     provider_of,
+    sdk_error,
 )
 
 __all__ = [
@@ -78,17 +81,18 @@ _GZIP_MAGIC: Final = b"\x1f\x8b"
 _WHOLE: Final = (bytes, bytearray, memoryview, str)
 
 _ACCEPTED_SYNC: Final = (
-    "bytes or str (a whole body), an httpx or httpx2 streaming response, an SDK stream "
-    "(openai / anthropic Stream, with_streaming_response, messages.stream(); google-genai, "
-    "boto3 converse_stream() / invoke_model_with_response_stream(), ollama or litellm chunk "
-    "iterators), or an iterable of bytes / str chunks or of parsed frames (dicts, objects "
-    "with model_dump() or to_dict())"
+    f"bytes or str (a whole body), an httpx or httpx2 streaming response, an SDK stream "
+    f"({ACCEPTED}), or an iterable of bytes / str chunks or of parsed frames (dicts, "
+    "objects with model_dump() or to_dict())"
 )
 _ACCEPTED_ASYNC: Final = (
-    "bytes or str (a whole body), an httpx or httpx2 streaming response, an SDK stream "
-    "(openai / anthropic AsyncStream, with_streaming_response, messages.stream(); "
-    "google-genai, ollama or litellm async chunk iterators), or an async iterable of "
-    "bytes / str chunks or of parsed frames (dicts, objects with model_dump() or to_dict())"
+    f"bytes or str (a whole body), an httpx or httpx2 streaming response, an SDK stream "
+    f"({ACCEPTED}), or an async iterable of bytes / str chunks or of parsed frames (dicts, "
+    "objects with model_dump() or to_dict())"
+)
+# Response headers that name an error's type when its body does not.
+_ERROR_TYPE_HEADERS: Final = tuple(
+    dict.fromkeys(r.error_type_header for r in APIS.values() if r.error_type_header)
 )
 
 
@@ -107,8 +111,8 @@ class SyncSource:
     open: Callable[[], Iterator[Any]]
     close: Callable[[], None] = _nothing
     hints: dict[str, Any] = field(default_factory=dict)
-    bedrock: bool = False
-    """Items are botocore event dicts (``{"contentBlockDelta": {...}}``)."""
+    events: SdkEvents | None = None
+    """Items are events an SDK decoded, read through this (``None``: chunks or frames)."""
 
 
 @dataclass(slots=True, kw_only=True)
@@ -118,7 +122,7 @@ class AsyncSource:
     open: Callable[[], Awaitable[AsyncIterator[Any]]]
     close: Callable[[], Awaitable[None]] = _nothing_async
     hints: dict[str, Any] = field(default_factory=dict)
-    bedrock: bool = False
+    events: SdkEvents | None = None
 
 
 class Run:
@@ -166,16 +170,17 @@ def sync_source(obj: object, caller: str) -> SyncSource:
     if is_stream_manager(obj):
         raise _wrong_type(caller, obj, _ACCEPTED_SYNC, _MANAGER_NOTE)
     if isinstance(obj, Mapping):
-        events = _boto_events(obj)
-        if events is None or not isinstance(events, Iterable):
+        found = events_in(obj)
+        if found is None or not isinstance(found[0], Iterable):
             raise _wrong_type(caller, obj, _ACCEPTED_SYNC, _MAPPING_NOTE)
-        return _iterable_sync(events, bedrock=True)
-    if is_botocore_stream(obj) and isinstance(obj, Iterable):
-        return _iterable_sync(obj, bedrock=True)
+        return _iterable_sync(found[0], events=found[1])
+    events = event_stream(obj)
+    if events is not None and isinstance(obj, Iterable):
+        return _iterable_sync(obj, events=events)
     if _is_model(obj):
         raise _wrong_type(caller, obj, _ACCEPTED_SYNC, _MODEL_NOTE)
     if isinstance(obj, Iterable):
-        return _iterable_sync(obj, bedrock=False)
+        return _iterable_sync(obj, events=None)
     note = "; it is async: use normalize_stream() or collect()" if _is_async(obj) else ""
     raise _wrong_type(caller, obj, _ACCEPTED_SYNC, note)
 
@@ -198,21 +203,22 @@ def async_source(obj: object, caller: str) -> AsyncSource:
     if is_stream_manager(obj):
         raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, _MANAGER_NOTE)
     if isinstance(obj, Mapping):
-        events = _boto_events(obj)
-        if isinstance(events, AsyncIterable):
-            return _iterable_async(events, bedrock=True)
-        note = _BOTO_SYNC_NOTE if events is not None else _MAPPING_NOTE
+        found = events_in(obj)
+        if found is not None and isinstance(found[0], AsyncIterable):
+            return _iterable_async(found[0], events=found[1])
+        note = found[1].sync_note if found is not None else _MAPPING_NOTE
         raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, note)
     if _is_model(obj):
         raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, _MODEL_NOTE)
+    events = event_stream(obj)
     if isinstance(obj, AsyncIterable):
-        return _iterable_async(obj, bedrock=is_botocore_stream(obj))
+        return _iterable_async(obj, events=events)
     if isinstance(obj, list | tuple):
         # Already in memory: iterating it cannot block the event loop.
         items = obj
         return AsyncSource(open=lambda: _opened(_AsyncItems(iter(items))))
-    if is_botocore_stream(obj):
-        raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, _BOTO_SYNC_NOTE)
+    if events is not None:
+        raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, events.sync_note)
     if isinstance(obj, Iterable):
         raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, _SYNC_ITERABLE_NOTE)
     raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, "")
@@ -229,7 +235,6 @@ _MODEL_NOTE: Final = (
     "; one parsed object is a complete body or a single frame: use laminate.normalize() "
     "for a complete body, or pass the whole stream"
 )
-_BOTO_SYNC_NOTE: Final = "; boto3 is synchronous: use normalize_stream_sync() or collect_sync()"
 _SYNC_ITERABLE_NOTE: Final = (
     "; it is a sync iterable, which would block the event loop: use normalize_stream_sync() "
     "or collect_sync(), or the SDK's async client"
@@ -271,16 +276,6 @@ def _is_async(obj: object) -> bool:
 
 def _whole(obj: bytes | bytearray | memoryview | str) -> bytes | str:
     return obj if isinstance(obj, bytes | str) else bytes(obj)
-
-
-def _boto_events(obj: Mapping[Any, Any]) -> object | None:
-    """The event stream of a boto3 ``converse_stream()`` (``"stream"``) or
-    ``invoke_model_with_response_stream()`` (``"body"``) response, else ``None``."""
-    for key in ("stream", "body"):
-        events: object = obj.get(key)
-        if events is not None and is_botocore_stream(events):
-            return events
-    return None
 
 
 def _hints(response: Any) -> dict[str, Any]:
@@ -391,8 +386,8 @@ def http_error(status: int, body: bytes, headers: Any = None) -> ProviderError:
     if isinstance(payload, Mapping) and (payload.get("error") or payload.get("type") == "error"):
         error = error_from_payload(payload)
     elif isinstance(payload, Mapping) and isinstance(payload.get("message"), str):
-        # Bedrock and Cohere: `{"message": ...}`, the type in a header when there is one.
-        kind = _header(headers, "x-amzn-errortype").split(":", 1)[0]
+        # `{"message": ...}`: the type in a header when there is one.
+        kind = _error_type(headers)
         error = ProviderError(
             payload["message"],
             error_type=kind or "http_error",
@@ -421,23 +416,26 @@ def _retryable_status(status: int) -> bool:
     return status in _RETRYABLE_STATUS or 500 <= status <= 599
 
 
-def _header(headers: Any, name: str) -> str:
-    value = headers.get(name) if headers is not None else None
-    return value if isinstance(value, str) else ""
+def _error_type(headers: Any) -> str:
+    for name in _ERROR_TYPE_HEADERS if headers is not None else ():
+        value = headers.get(name)
+        if isinstance(value, str) and value:
+            return value.split(":", 1)[0]
+    return ""
 
 
 # -- iterables --------------------------------------------------------------------------
 
 
-def _iterable_sync(obj: Iterable[Any], *, bedrock: bool) -> SyncSource:
-    return SyncSource(open=lambda: iter(obj), close=lambda: _close_owner_sync(obj), bedrock=bedrock)
+def _iterable_sync(obj: Iterable[Any], *, events: SdkEvents | None) -> SyncSource:
+    return SyncSource(open=lambda: iter(obj), close=lambda: _close_owner_sync(obj), events=events)
 
 
-def _iterable_async(obj: AsyncIterable[Any], *, bedrock: bool) -> AsyncSource:
+def _iterable_async(obj: AsyncIterable[Any], *, events: SdkEvents | None) -> AsyncSource:
     return AsyncSource(
         open=lambda: _opened(obj.__aiter__()),
         close=lambda: _close_owner_async(obj),
-        bedrock=bedrock,
+        events=events,
     )
 
 
@@ -466,17 +464,17 @@ class _AsyncItems:
 # -- reading -----------------------------------------------------------------------------
 
 
-def first_reader(first: Any, run: Run, *, bedrock: bool) -> Callable[[Any], list[Event]]:
+def first_reader(first: Any, run: Run, *, events: SdkEvents | None) -> Callable[[Any], list[Event]]:
     """The function that turns each item into events, chosen by the first item."""
-    if bedrock:
-        _, _, provider = bedrock_frame(first)
-        normalizer = run.start(provider)
+    if events is not None:
+        frame = events.frame
+        normalizer = run.start(frame(first)[2])
 
-        def read_bedrock(item: Any) -> list[Event]:
-            payload, event, _ = bedrock_frame(item)
+        def read_event(item: Any) -> list[Event]:
+            payload, event, _ = frame(item)
             return normalizer.feed_payload(payload, event=event)
 
-        return read_bedrock
+        return read_event
     if isinstance(first, _WHOLE):
         if not isinstance(first, str) and bytes(first[:2]) == _GZIP_MAGIC:
             raise MalformedStreamError(
@@ -505,7 +503,7 @@ def read_error(exc: Exception, normalizer: StreamNormalizer) -> LaminateError:
     """
     if isinstance(exc, LaminateError):
         return exc
-    error: LaminateError | None = botocore_error(exc)
+    error: LaminateError | None = sdk_error(exc)
     found = error_payload(exc) if error is None else None
     if found is not None:
         payload, status = found

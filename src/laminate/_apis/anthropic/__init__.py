@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
-from ..spec import Api, HandlerOptions
+from ..spec import Api, HandlerOptions, Sdk
 from . import requests
 from .body import write_body
 from .encode import AnthropicWriter
@@ -70,4 +70,9 @@ API = Api(
     matches_url=_matches_url,
     matches_frame=_matches_frame,
     matches_body=_matches_body,
+    sdk=Sdk(
+        modules=("anthropic",),
+        accepted="anthropic Stream / AsyncStream, messages.stream()",
+        holds_response=("anthropic",),
+    ),
 )

@@ -13,6 +13,7 @@ from ..spec import Api, HandlerOptions
 from . import requests
 from .body import write_body
 from .encode import BedrockWriter
+from .sdk import SDK
 from .stream import EVENTS, BedrockHandler, parse_body
 
 __all__ = ["API"]
@@ -68,4 +69,7 @@ API = Api(
     matches_frame=_matches_frame,
     matches_body=_matches_body,
     model_from_url=_model_from_url,
+    # AWS names an error's type in a header ("ThrottlingException:http://...").
+    error_type_header="x-amzn-errortype",
+    sdk=SDK,
 )

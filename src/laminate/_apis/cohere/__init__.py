@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
-from ..spec import Api, HandlerOptions
+from ..spec import Api, HandlerOptions, Sdk
 from . import requests
 from .body import write_body
 from .encode import CohereWriter
@@ -73,4 +73,5 @@ API = Api(
     matches_url=_matches_url,
     matches_frame=_matches_frame,
     matches_body=_matches_body,
+    sdk=Sdk(modules=("cohere",)),
 )

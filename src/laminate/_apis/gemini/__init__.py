@@ -11,6 +11,7 @@ from ..spec import Api, HandlerOptions
 from . import requests
 from .body import write_body
 from .encode import GeminiWriter
+from .sdk import SDK
 from .stream import GeminiHandler, parse_body
 
 __all__ = ["API"]
@@ -57,4 +58,5 @@ API = Api(
     matches_frame=_matches_frame,
     matches_body=_is_response,
     turn_key="contents",
+    sdk=SDK,
 )

@@ -10,6 +10,7 @@ from ..spec import Api, HandlerOptions
 from . import requests
 from .body import write_body
 from .encode import OllamaWriter
+from .sdk import SDK
 from .stream import OllamaHandler, parse_body
 
 __all__ = ["API"]
@@ -49,4 +50,5 @@ API = Api(
     matches_url=_matches_url,
     matches_frame=_matches_frame,
     matches_body=_matches_body,
+    sdk=SDK,
 )

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._core.assembler import Assembler
-from ..spec import Api, HandlerOptions
+from ..spec import Api, HandlerOptions, Sdk
 from . import requests
 from .body import write_body
 from .encode import OpenAIChatWriter
@@ -48,4 +48,9 @@ API = Api(
     matches_url=_matches_url,
     matches_frame=_matches_frame,
     matches_body=_matches_body,
+    sdk=Sdk(
+        modules=("openai", "litellm"),
+        accepted="openai Stream / AsyncStream, with_streaming_response, litellm chunk iterators",
+        holds_response=("openai",),
+    ),
 )

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._core.assembler import Assembler
-from ..spec import Api, HandlerOptions
+from ..spec import Api, HandlerOptions, Sdk
 from . import requests
 from .body import write_body
 from .encode import OpenAIResponsesWriter
@@ -52,4 +52,8 @@ API = Api(
     matches_frame=_matches_frame,
     matches_body=_matches_body,
     turn_key="input",
+    sdk=Sdk(
+        modules=("openai.types.responses", "openai.lib.streaming.responses"),
+        holds_response=("openai",),
+    ),
 )
