@@ -131,3 +131,22 @@ def test_the_command_refuses_an_unknown_format() -> None:
     )
     assert run.returncode != 0
     assert "nope" in run.stderr
+
+
+@pytest.mark.parametrize("query", ["", "?alt=sse"])
+def test_as_gemini_streams_a_json_array_unless_the_request_asks_for_sse(query: str) -> None:
+    # As the plain Gemini route: streamGenerateContent without alt=sse is one JSON array.
+    name = "anthropic/parallel-tool-calls"
+    path = "/v1beta/models/m:streamGenerateContent" + query
+    with mock_server(FIXTURES, as_format="gemini") as url:
+        answer = httpx.post(url + path, json={"contents": []}, headers={"x-laminate-fixture": name})
+    assert answer.status_code == 200, answer.text
+    if query:
+        assert answer.headers["content-type"].startswith("text/event-stream")
+    else:
+        assert answer.headers["content-type"].startswith("application/json")
+        assert isinstance(json.loads(answer.content), list)
+    got = laminate.collect_sync([answer.content], "gemini")
+    want = read(name)
+    assert got.text() == want.text()
+    assert [(c[1], c[2]) for c in calls(got)] == [(c[1], c[2]) for c in calls(want)]

@@ -6,7 +6,7 @@ Adding an API is one package under ``_apis`` and one line here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from .._core.assembler import Assembler
 from .._core.errors import UnknownProviderError
@@ -14,7 +14,7 @@ from . import anthropic, bedrock, cohere, gemini, ollama, openai_chat, openai_re
 from .base import error_from_payload
 from .spec import Api, HandlerOptions
 
-__all__ = ["APIS", "PROVIDERS", "api", "read_body"]
+__all__ = ["APIS", "PROVIDERS", "ItemsTurn", "MessageTurn", "api", "read_body"]
 
 APIS: Final[Mapping[str, Api]] = {
     record.name: record
@@ -30,6 +30,11 @@ APIS: Final[Mapping[str, Api]] = {
 }
 
 PROVIDERS: Final = tuple(APIS)
+
+# For the typing of `assistant_message` only: whose assistant turn is one message, and
+# whose is a list of items.
+MessageTurn = Literal["openai", "anthropic", "ollama", "gemini", "bedrock", "cohere"]
+ItemsTurn = Literal["openai-responses"]
 
 
 def api(provider: str, *, wanted: str = "reader or writer") -> Api:

@@ -18,6 +18,7 @@ __all__ = [
     "arguments_object",
     "arguments_text",
     "calls",
+    "chat_request",
     "copy_value",
     "counts",
     "described",
@@ -73,3 +74,15 @@ def counts(**values: int | None) -> dict[str, int]:
 def copy_value(value: Any) -> Any:
     """A deep copy, so a message handed out shares nothing with the response."""
     return copy.deepcopy(value)
+
+
+def chat_request(
+    model: str, prompt: str, tools: list[dict[str, Any]], *, key: str = "messages"
+) -> dict[str, Any]:
+    """A streamed chat request: one user message under ``key``, and the tools."""
+    return {
+        "model": model,
+        "stream": True,
+        key: [{"role": "user", "content": prompt}],
+        "tools": tools,
+    }

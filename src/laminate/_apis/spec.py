@@ -105,11 +105,12 @@ class Endpoint:
     """A path the mock server answers as an API."""
 
     path: str
-    """The exact path, or (``pattern``) a regular expression the path must match whole,
-    whose ``model`` group is the model the path names."""
+    """The path; ``{model}`` stands for a model the path names (it takes the place of the
+    request's ``model``)."""
     streams: bool
     """Whether the answer streams when the request has no ``stream`` field."""
-    pattern: bool = False
+    model: str = "[^/]+"
+    """What a model named in the path may be: a regular expression."""
 
 
 def common_error_body(status: int, kind: str, message: str) -> dict[str, Any]:
@@ -122,7 +123,7 @@ class Mock:
     """How the mock server answers as an API, and the demo's first request to it."""
 
     endpoints: tuple[Endpoint, ...]
-    """Where it answers; exact paths are tried before patterns."""
+    """Where it answers; exact paths are tried before paths that name a model."""
     error_body: Callable[[int, str, str], dict[str, Any]] = common_error_body
     """An error body, from ``(status, error type, message)``, in the shape its clients
     read."""

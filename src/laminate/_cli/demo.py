@@ -19,6 +19,7 @@ from typing import IO, TYPE_CHECKING, Any, Final, Protocol
 import anyio
 import httpx
 
+from .._apis.registry import APIS, api
 from .._core.errors import UnknownProviderError
 from .._core.events import (
     BlockEnd,
@@ -34,7 +35,7 @@ from .._core.normalizer import StreamNormalizer
 from .._core.partial_json import JSONPath
 from .._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from .._io.adapters import normalize_stream
-from .server import DEMO_PACE, PROVIDERS, ROUTES, mock_server
+from .server import DEMO_PACE, PROVIDERS, mock_server
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -45,23 +46,10 @@ if TYPE_CHECKING:
 __all__ = ["PROVIDERS", "PlainWriter", "ProviderRun", "RichWriter", "Transcript", "run_demo"]
 
 PROMPT: Final = "Write a slugify(title) helper to slugify.py, then run its doctest."
-_MODEL: Final = {
-    "openai": "deepseek-reasoner",
-    "openai-responses": "gpt-5-mini",
-    "anthropic": "claude-sonnet-4-5",
-    "ollama": "qwen3:8b",
-    "cohere": "command-a-03-2025",
-    "gemini": "gemini-3-pro-preview",
-    "bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
-}
 ENDPOINTS: Final = {
-    **{route.provider: path for path, route in ROUTES.items()},
-    # Gemini names the model in the path; `alt=sse` asks for SSE rather than a JSON array.
-    "gemini": f"/v1beta/models/{_MODEL['gemini']}:streamGenerateContent?alt=sse",
-    # Bedrock too; the endpoint, not a field, says whether the answer streams.
-    "bedrock": f"/model/{_MODEL['bedrock']}/converse-stream",
+    name: record.mock.demo_endpoint() for name, record in APIS.items() if record.mock is not None
 }
-"""The endpoint each demo provider is asked on."""
+"""The endpoint each demo provider is asked on (its ``Mock.demo_path``)."""
 _ENDPOINT: Final = ENDPOINTS
 _INDENT: Final = "      "
 
@@ -374,27 +362,11 @@ def demo_tools() -> ToolRegistry:
 
 
 def first_request(provider: str, registry: ToolRegistry) -> dict[str, Any]:
-    if provider == "gemini":  # the model is in the path, the answer streams by endpoint
-        return {
-            "contents": [{"role": "user", "parts": [{"text": PROMPT}]}],
-            "tools": registry.tools(provider),
-        }
-    if provider == "bedrock":  # Converse: content blocks, tools under toolConfig
-        return {
-            "messages": [{"role": "user", "content": [{"text": PROMPT}]}],
-            "toolConfig": {"tools": registry.tools(provider)},
-            "inferenceConfig": {"maxTokens": 2048},
-        }
-    key = "input" if provider == "openai-responses" else "messages"
-    request: dict[str, Any] = {
-        "model": _MODEL[provider],
-        "stream": True,
-        key: [{"role": "user", "content": PROMPT}],
-        "tools": registry.tools(provider),
-    }
-    if provider == "anthropic":
-        request["max_tokens"] = 2048
-    return request
+    """The demo's first request to ``provider``: the prompt and the demo's tools."""
+    mock = api(provider).mock
+    if mock is None:
+        raise UnknownProviderError(f"the demo has no requests for {provider!r}", seen=provider)
+    return mock.demo_request(mock.demo_model, PROMPT, registry.tools(provider))
 
 
 class _Screen:
@@ -455,7 +427,6 @@ async def _turn(
 
 
 async def _provider(client: httpx.AsyncClient, provider: str, screen: _Screen) -> ProviderRun:
-    from .._apis.registry import api
     from .._tools.wire import assistant_message, tool_results
 
     registry = demo_tools()

@@ -23,7 +23,7 @@ from .._core.events import Event, ToolInputDelta
 from .._core.normalizer import StreamNormalizer
 from .._core.response import NormalizedResponse
 from .._core.serialize import event_to_dict, response_to_dict
-from .server import DEMO_PACE, PROVIDERS
+from .server import DEMO_PACE, PATHS, PROVIDERS
 
 if TYPE_CHECKING:
     from .demo import Transcript
@@ -471,6 +471,16 @@ def _command(
     return parser
 
 
+def _serve_routes() -> str:
+    """The mock server's endpoints, one line each: provider, path, whether it streams."""
+    width = max(len(provider) for provider in PROVIDERS)
+    return "\n".join(
+        f"  {route.provider:<{width}}  POST {path}"
+        + ("  (streams by default)" if route.stream_default else "")
+        for path, route, _ in PATHS
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="laminate", description="One event stream for every LLM provider's streamed answer."
@@ -518,7 +528,7 @@ def _parser() -> argparse.ArgumentParser:
         "POST a request body, save the response body to a file exactly as it arrives, and\n"
         "show its normalized events meanwhile. A non-2xx answer is saved too (exit 1).",
     )
-    record.add_argument("url", help="the endpoint, e.g. https://api.openai.com/v1/chat/completions")
+    record.add_argument("url", help="the endpoint's full URL (https://host/path)")
     record.add_argument("--body", required=True, metavar="FILE", help="the JSON request body")
     record.add_argument(
         "--header",
@@ -541,12 +551,11 @@ def _parser() -> argparse.ArgumentParser:
         "serve",
         _serve,
         "answer provider requests with recorded streams (a mock provider)",
-        "Answer POST /v1/chat/completions, /v1/responses, /v1/messages and /api/chat with\n"
-        "recordings from DIR/openai, DIR/openai-responses, DIR/anthropic, DIR/ollama.\n"
+        f"Answer POST requests with recordings from DIR/<provider>:\n\n{_serve_routes()}\n\n"
         "A request gets: the recording named by its X-Laminate-Fixture header, else the one\n"
         "named like its model, else by turn (the number of model turns already in the\n"
         "conversation: 0 -> the first recording in name order, 1 -> the second, ...).\n"
-        "Streaming follows the request's stream field (Ollama: true when absent).",
+        "Streaming follows the request's stream field, else the endpoint's default.",
     )
     serve.add_argument(
         "directory", nargs="?", metavar="DIR", help="the recordings (default: the demo streams)"

@@ -50,12 +50,14 @@ from typing import Any, Final
 import anyio
 
 from .._apis.registry import APIS
+from .._apis.spec import Api, Mock, common_error_body
 from .._core.errors import LaminateError, ProviderError
 from .._core.normalizer import StreamNormalizer
 
 __all__ = [
     "DEMO_PACE",
     "DEMO_STREAMS",
+    "PATHS",
     "PATTERN_ROUTES",
     "PROVIDERS",
     "ROUTES",
@@ -79,35 +81,32 @@ Send = Callable[[Message], Awaitable[None]]
 
 @dataclass(frozen=True, slots=True)
 class Route:
+    """Which API answers on an endpoint, and whether it streams when not told."""
+
     provider: str
     stream_default: bool
 
 
-ROUTES: Final[Mapping[str, Route]] = {
-    "/v1/chat/completions": Route("openai", stream_default=False),
-    "/v1/responses": Route("openai-responses", stream_default=False),
-    "/v1/messages": Route("anthropic", stream_default=False),
-    "/api/chat": Route("ollama", stream_default=True),
-    "/v2/chat": Route("cohere", stream_default=False),
-}
-# Bedrock names the model in the path, so its endpoints are patterns (a fullmatch each).
+PATHS: Final = [
+    (endpoint.path, Route(record.name, endpoint.streams), endpoint.model)
+    for record in APIS.values()
+    if record.mock is not None
+    for endpoint in record.mock.endpoints
+]
+"""Every endpoint: its path (``{model}``: a model the path names), route and model pattern."""
+ROUTES: Final[Mapping[str, Route]] = {p: r for p, r, _ in PATHS if "{model}" not in p}
+"""The exact paths the APIs answer on (each API's ``Mock.endpoints``)."""
+# Paths that name the model are patterns (a fullmatch each, tried after the exact paths).
 # The model named in the path takes the place of the request's `model`.
 PATTERN_ROUTES: Final[Mapping[re.Pattern[str], Route]] = {
-    re.compile(r"/model/(?P<model>[^/]+)/converse-stream"): Route("bedrock", stream_default=True),
-    re.compile(r"/model/(?P<model>[^/]+)/converse"): Route("bedrock", stream_default=False),
-    # Gemini names the model in the path too; the method after the colon says whether
-    # the answer streams (its requests carry no `stream` field).
-    re.compile(r"/v1(?:beta)?/models/(?P<model>[^/:]+):streamGenerateContent"): Route(
-        "gemini", stream_default=True
-    ),
-    re.compile(r"/v1(?:beta)?/models/(?P<model>[^/:]+):generateContent"): Route(
-        "gemini", stream_default=False
-    ),
+    re.compile(re.escape(p).replace(re.escape("{model}"), f"(?P<model>{m})")): r
+    for p, r, m in PATHS
+    if "{model}" in p
 }
-PROVIDERS: Final = tuple(
-    dict.fromkeys(route.provider for route in (*ROUTES.values(), *PATTERN_ROUTES.values()))
-)
-"""Every provider the mock server answers, in the routes' order."""
+PROVIDERS: Final = tuple(dict.fromkeys(route.provider for _, route, _ in PATHS))
+"""Every provider the mock server answers, in the registry's order."""
+# Where a conversation may be, the first present wins (`model_turns`).
+_TURN_KEYS: Final = tuple(dict.fromkeys(record.turn_key for record in APIS.values()))
 _SUFFIX: Final = {"sse": ".sse", "ndjson": ".ndjson", "eventstream": ".eventstream"}
 _CONTENT_TYPE: Final = {
     "sse": "text/event-stream; charset=utf-8",
@@ -156,7 +155,8 @@ class _NoRecording(LookupError):
 
 def model_turns(request: Mapping[str, Any]) -> int:
     """How many model turns the conversation in ``request`` already holds."""
-    entries = request.get("messages", request.get("input", request.get("contents")))
+    key = next((key for key in _TURN_KEYS if key in request), None)
+    entries = request[key] if key is not None else None
     if not isinstance(entries, list):
         return 0
     turns, inside = 0, False
@@ -211,7 +211,7 @@ def _split_messages(data: bytes) -> list[bytes]:
 
 
 def _route(path: str) -> tuple[Route, str | None] | None:
-    """The route of ``path``, and the model its path names (Bedrock's), if any."""
+    """The route of ``path``, and the model its path names (``{model}``), if any."""
     path = path.rstrip("/")
     route = ROUTES.get(path)
     if route is not None:
@@ -239,20 +239,17 @@ def _json_reply(status: int, body: Any) -> _Reply:
     return _Reply(status, "application/json", [json.dumps(body, ensure_ascii=False).encode()])
 
 
-def _error(provider: str, status: int, kind: str, message: str) -> _Reply:
-    """An error in the shape the provider's own clients read."""
-    match provider:
-        case "anthropic":
-            body: Any = {"type": "error", "error": {"type": kind, "message": message}}
-        case "ollama":
-            body = {"error": message}
-        case "bedrock":
-            body = {"message": message}  # AWS names the type in a header, not the body
-        case "gemini":
-            body = {"error": {"code": status, "message": message, "status": kind}}
-        case _:
-            body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
-    reply = _json_reply(status, body)
+def _mock_of(provider: str | None) -> Mock | None:
+    record: Api | None = APIS.get(provider) if provider is not None else None
+    return record.mock if record is not None else None
+
+
+def _error(provider: str | None, status: int, kind: str, message: str) -> _Reply:
+    """An error in the shape the provider's own clients read (no provider, or one the
+    server does not answer as: the common shape)."""
+    mock = _mock_of(provider)
+    error_body = mock.error_body if mock is not None else common_error_body
+    reply = _json_reply(status, error_body(status, kind, message))
     reply.note = message
     return reply
 
@@ -297,7 +294,7 @@ class MockProvider:
         routed = _route(path)
         if routed is None:
             known = ", ".join(f"POST {p}" for p in ROUTES)
-            return _error("openai", 404, "not_found_error", f"no endpoint {path}; try {known}")
+            return _error(None, 404, "not_found_error", f"no endpoint {path}; try {known}")
         route, path_model = routed
         provider = route.provider
         if method != "POST":
@@ -308,28 +305,29 @@ class MockProvider:
         if path_model is not None:
             request = {**request, "model": path_model}
         stream = bool(request.get("stream", route.stream_default))
+        array = stream and not _asks_sse(self.as_format or provider, scope)
         if self.as_format is not None:
-            return self._translated(request, stream, _header(scope, b"x-laminate-fixture"))
+            fixture = _header(scope, b"x-laminate-fixture")
+            return self._translated(request, stream, fixture, array=array)
         try:
             recording = self._choose(provider, request, _header(scope, b"x-laminate-fixture"))
         except _NoRecording as exc:
             return _error(provider, 404, "not_found_error", str(exc))
-        reply = _stream_reply(recording) if stream else _body_reply(recording)
-        if stream and provider == "gemini" and b"alt=sse" not in scope.get("query_string", b""):
-            reply = _array_reply(recording)  # Gemini streams a JSON array unless alt=sse
+        if array:  # a JSON array unless the request asks for SSE
+            reply = _array_reply(recording.stream.read_bytes())
+        else:
+            reply = _stream_reply(recording) if stream else _body_reply(recording)
         reply.headers.append((b"x-laminate-fixture", f"{provider}/{recording.name}".encode()))
         reply.note = f"{provider}/{recording.name} ({'stream' if stream else 'body'})"
         return reply
 
-    def _translated(self, request: Mapping[str, Any], stream: bool, fixture: str | None) -> _Reply:
+    def _translated(
+        self, request: Mapping[str, Any], stream: bool, fixture: str | None, *, array: bool
+    ) -> _Reply:
         """``--as``: a recording of any provider (``X-Laminate-Fixture`` takes ``name`` or
-        ``provider/name``), written as ``as_format``."""
-        target = self.as_format or ""
-        shape = target if target in APIS else "openai"  # the error shape of the target
-        pool = sorted(
-            r for route in {*ROUTES.values(), *PATTERN_ROUTES.values()}
-            for r in find_recordings(self.directory, route.provider)
-        )  # fmt: skip
+        ``provider/name``), written as ``as_format`` (a streamed JSON array: ``array``)."""
+        target = shape = self.as_format or ""  # the target's error shape, when it has one
+        pool = sorted(r for p in PROVIDERS for r in find_recordings(self.directory, p))
         if fixture is not None and "/" in fixture:
             pool = [r for r in pool if f"{r.provider}/{r.name}" == fixture]
             fixture = fixture.rpartition("/")[2]
@@ -340,6 +338,8 @@ class MockProvider:
         except _NoRecording as exc:
             return _error(shape, 404, "not_found_error", str(exc))
         reply = _encoded_reply(recording, target, stream or target not in APIS, shape)
+        if array and reply.status == 200:
+            reply = _array_reply(b"".join(reply.chunks))
         reply.headers.append(
             (b"x-laminate-fixture", f"{recording.provider}/{recording.name}".encode())
         )
@@ -363,10 +363,19 @@ def _stream_reply(recording: Recording) -> _Reply:
     return _Reply(200, _CONTENT_TYPE[framing], frames, [(b"cache-control", b"no-cache")], True)
 
 
-def _array_reply(recording: Recording) -> _Reply:
-    """Gemini's ``streamGenerateContent`` without ``alt=sse``: the recording's chunks as
-    one JSON array, written element by element (``[{...}``, ``,\r\n{...}``, ``]``)."""
-    frames = split_frames(recording.stream.read_bytes(), "sse")
+def _asks_sse(provider: str, scope: Scope) -> bool:
+    """Whether a request to ``provider`` gets SSE: always, unless the API streams a JSON
+    array when the request lacks its ``sse_query`` (Gemini's ``alt=sse``)."""
+    mock = _mock_of(provider)
+    if mock is None or mock.sse_query is None:
+        return True
+    return mock.sse_query.encode() in scope.get("query_string", b"")
+
+
+def _array_reply(sse: bytes) -> _Reply:
+    """An SSE stream's events as one streamed JSON array, written element by element
+    (``[{...}``, ``,\r\n{...}``, ``]``), as Gemini answers without ``alt=sse``."""
+    frames = split_frames(sse, "sse")
     elements = [
         line[5:].strip()
         for frame in frames
@@ -390,8 +399,9 @@ def _body_reply(recording: Recording) -> _Reply:
         status = 500 if exc.retryable else 400
         if isinstance(exc.raw, Mapping):
             reply = _json_reply(status, exc.raw)
-            if provider == "bedrock":  # AWS clients read the error's type from this header
-                reply.headers.append((b"x-amzn-errortype", exc.error_type.encode()))
+            header = APIS[provider].error_type_header
+            if header is not None:  # its clients read the error's type from this header
+                reply.headers.append((header.encode(), exc.error_type.encode()))
             return reply
         return _error(provider, status, exc.error_type, exc.message)
     except LaminateError as exc:

@@ -53,9 +53,9 @@ Ollama).
 from __future__ import annotations
 
 from collections.abc import Iterable, MutableSequence
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
-from .._apis.registry import api
+from .._apis.registry import ItemsTurn, MessageTurn, api
 from .._apis.spec import Message
 from .._core.response import NormalizedResponse
 
@@ -76,14 +76,14 @@ def tool_definitions(tools: Iterable[Tool], provider: str) -> list[Message]:
 @overload
 def assistant_message(
     response: NormalizedResponse,
-    provider: Literal["openai", "anthropic", "ollama", "gemini", "bedrock", "cohere"],
+    provider: MessageTurn,
     *,
     reasoning_field: str | None = ...,
 ) -> Message: ...
 @overload
 def assistant_message(
     response: NormalizedResponse,
-    provider: Literal["openai-responses"],
+    provider: ItemsTurn,
     *,
     reasoning_field: str | None = ...,
 ) -> list[Message]: ...

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
-from ..spec import Api, HandlerOptions, Sdk
+from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
 from . import requests
-from .body import write_body
+from .body import error_body, write_body
 from .encode import AnthropicWriter
 from .stream import AnthropicHandler, parse_body
 
@@ -74,5 +74,12 @@ API = Api(
         modules=("anthropic",),
         accepted="anthropic Stream / AsyncStream, messages.stream()",
         holds_response=("anthropic",),
+    ),
+    mock=Mock(
+        endpoints=(Endpoint("/v1/messages", streams=False),),
+        error_body=error_body,
+        demo_model="claude-sonnet-4-5",
+        demo_path="/v1/messages",
+        demo_request=requests.first_request,
     ),
 )

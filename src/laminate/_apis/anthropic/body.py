@@ -9,7 +9,7 @@ from ..._core.flex import FlexValue
 from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import counts
 
-__all__ = ["write_body"]
+__all__ = ["error_body", "write_body"]
 
 
 def _anthropic_block(block: Any) -> dict[str, Any] | None:
@@ -44,3 +44,8 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
             cache_creation_input_tokens=u.cache_write_tokens,
         ),
     }
+
+
+def error_body(status: int, kind: str, message: str) -> dict[str, Any]:
+    """An error body as the Messages API sends one."""
+    return {"type": "error", "error": {"type": kind, "message": message}}

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import (
     arguments_object,
+    chat_request,
     copy_value,
     described,
 )
@@ -16,7 +17,7 @@ from ..spec import Message
 if TYPE_CHECKING:
     from ..._tools.registry import Tool, ToolResult
 
-__all__ = ["assistant", "results", "tool"]
+__all__ = ["assistant", "first_request", "results", "tool"]
 
 
 def tool(tool: Tool) -> Message:
@@ -63,3 +64,8 @@ def results(results: Sequence[ToolResult]) -> list[Message]:
         for r in results
     ]
     return [{"role": "user", "content": blocks}]
+
+
+def first_request(model: str, prompt: str, tools: list[Message]) -> Message:
+    """A streamed first request (Messages requires ``max_tokens``)."""
+    return {**chat_request(model, prompt, tools), "max_tokens": 2048}

@@ -9,9 +9,9 @@ from urllib.parse import unquote
 
 from ..._core.assembler import Assembler
 from ..._framing.eventstream import is_exception_name
-from ..spec import Api, HandlerOptions
+from ..spec import Api, Endpoint, HandlerOptions, Mock
 from . import requests
-from .body import write_body
+from .body import error_body, write_body
 from .encode import BedrockWriter
 from .sdk import SDK
 from .stream import EVENTS, BedrockHandler, parse_body
@@ -72,4 +72,15 @@ API = Api(
     # AWS names an error's type in a header ("ThrottlingException:http://...").
     error_type_header="x-amzn-errortype",
     sdk=SDK,
+    mock=Mock(
+        # The model is named in the path; the endpoint says whether the answer streams.
+        endpoints=(
+            Endpoint("/model/{model}/converse-stream", streams=True),
+            Endpoint("/model/{model}/converse", streams=False),
+        ),
+        error_body=error_body,
+        demo_model="us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        demo_path="/model/{model}/converse-stream",
+        demo_request=requests.first_request,
+    ),
 )

@@ -9,7 +9,7 @@ from ..._core.flex import FlexValue
 from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import copy_value, counts
 
-__all__ = ["write_body"]
+__all__ = ["error_body", "write_body"]
 
 
 def _converse_block(block: Any) -> dict[str, Any] | None:
@@ -51,3 +51,8 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         "usage": usage,
         "metrics": {"latencyMs": 0},
     }
+
+
+def error_body(status: int, kind: str, message: str) -> dict[str, Any]:
+    """An error body as AWS sends one: the type goes in a header, not the body."""
+    return {"message": message}

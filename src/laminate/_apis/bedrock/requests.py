@@ -28,7 +28,7 @@ from ..spec import Message
 if TYPE_CHECKING:
     from ..._tools.registry import Tool, ToolResult
 
-__all__ = ["EMPTY_OUTPUT", "assistant", "results", "tool"]
+__all__ = ["EMPTY_OUTPUT", "assistant", "first_request", "results", "tool"]
 
 EMPTY_OUTPUT: Final = "(no output)"
 
@@ -86,3 +86,13 @@ def results(results: Sequence[ToolResult]) -> list[Message]:
             result["status"] = "error"
         blocks.append({"toolResult": result})
     return [{"role": "user", "content": blocks}]
+
+
+def first_request(model: str, prompt: str, tools: list[Message]) -> Message:
+    """A Converse first request: content blocks, the tools under ``toolConfig``; the model
+    is named in the path, and the endpoint says whether the answer streams."""
+    return {
+        "messages": [{"role": "user", "content": [{"text": prompt}]}],
+        "toolConfig": {"tools": tools},
+        "inferenceConfig": {"maxTokens": 2048},
+    }

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
-from ..spec import Api, HandlerOptions, Sdk
+from .. import shapes
+from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
 from . import requests
 from .body import write_body
 from .encode import CohereWriter
@@ -74,4 +75,10 @@ API = Api(
     matches_frame=_matches_frame,
     matches_body=_matches_body,
     sdk=Sdk(modules=("cohere",)),
+    mock=Mock(
+        endpoints=(Endpoint("/v2/chat", streams=False),),
+        demo_model="command-a-03-2025",
+        demo_path="/v2/chat",
+        demo_request=shapes.chat_request,
+    ),
 )

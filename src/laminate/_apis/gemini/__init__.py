@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._core.assembler import Assembler
-from ..spec import Api, HandlerOptions
+from ..spec import Api, Endpoint, HandlerOptions, Mock
 from . import requests
-from .body import write_body
+from .body import error_body, write_body
 from .encode import GeminiWriter
 from .sdk import SDK
 from .stream import GeminiHandler, parse_body
@@ -59,4 +59,18 @@ API = Api(
     matches_body=_is_response,
     turn_key="contents",
     sdk=SDK,
+    mock=Mock(
+        # The model is named in the path; the method after the colon says whether the
+        # answer streams (requests carry no `stream` field).
+        endpoints=tuple(
+            Endpoint(f"/{version}/models/{{model}}:{method}", streams, model="[^/:]+")
+            for version in ("v1beta", "v1")
+            for method, streams in (("streamGenerateContent", True), ("generateContent", False))
+        ),
+        error_body=error_body,
+        sse_query="alt=sse",
+        demo_model="gemini-3-pro-preview",
+        demo_path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
+        demo_request=requests.first_request,
+    ),
 )

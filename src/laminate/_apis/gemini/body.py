@@ -13,7 +13,7 @@ from ..._core.response import NormalizedResponse, Reasoning, StopReason, Text, T
 from ..shapes import copy_value, counts
 from .stream import METADATA
 
-__all__ = ["write_body"]
+__all__ = ["error_body", "write_body"]
 
 # The finishReason for a stop of another provider.
 _FINISH: Final = {
@@ -75,3 +75,8 @@ def _finish_reason(stop: StopReason, own: bool) -> str:
     if own and stop.raw:
         return stop.raw
     return _FINISH.get(stop.kind or "", "OTHER" if stop.raw else "STOP")
+
+
+def error_body(status: int, kind: str, message: str) -> dict[str, Any]:
+    """An error body as Google sends one: the status code and its name."""
+    return {"error": {"code": status, "message": message, "status": kind}}

@@ -23,7 +23,7 @@ from .stream import METADATA
 if TYPE_CHECKING:
     from ..._tools.registry import Tool, ToolResult
 
-__all__ = ["assistant", "results", "tool", "tools_array"]
+__all__ = ["assistant", "first_request", "results", "tool", "tools_array"]
 
 # The ids the assembler makes up for calls the provider gave none (`call_<index>`, and
 # `_<index>` added on a clash).
@@ -92,3 +92,9 @@ def _signed(part: Message, signature: str | None) -> Message:
     if signature:
         part["thoughtSignature"] = signature
     return part
+
+
+def first_request(model: str, prompt: str, tools: list[Message]) -> Message:
+    """A first request: the model is named in the path, and the endpoint (not a field)
+    says whether the answer streams."""
+    return {"contents": [{"role": "user", "parts": [{"text": prompt}]}], "tools": tools}

@@ -6,9 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._core.assembler import Assembler
-from ..spec import Api, HandlerOptions
+from .. import shapes
+from ..spec import Api, Endpoint, HandlerOptions, Mock
 from . import requests
-from .body import write_body
+from .body import error_body, write_body
 from .encode import OllamaWriter
 from .sdk import SDK
 from .stream import OllamaHandler, parse_body
@@ -51,4 +52,11 @@ API = Api(
     matches_frame=_matches_frame,
     matches_body=_matches_body,
     sdk=SDK,
+    mock=Mock(
+        endpoints=(Endpoint("/api/chat", streams=True),),
+        error_body=error_body,
+        demo_model="qwen3:8b",
+        demo_path="/api/chat",
+        demo_request=shapes.chat_request,
+    ),
 )

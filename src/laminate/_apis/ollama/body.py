@@ -8,7 +8,7 @@ from typing import Any
 from ..._core.response import NormalizedResponse
 from ..shapes import counts
 
-__all__ = ["write_body"]
+__all__ = ["error_body", "write_body"]
 
 
 def write_body(r: NormalizedResponse) -> dict[str, Any]:
@@ -27,3 +27,8 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         "done_reason": r.stop_reason.raw or "stop",
         **counts(prompt_eval_count=r.usage.input_tokens, eval_count=r.usage.output_tokens),
     }
+
+
+def error_body(status: int, kind: str, message: str) -> dict[str, Any]:
+    """An error body as Ollama sends one: the message only."""
+    return {"error": message}

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._core.assembler import Assembler
-from ..spec import Api, HandlerOptions, Sdk
+from .. import shapes
+from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
 from . import requests
 from .body import write_body
 from .encode import OpenAIChatWriter
@@ -52,5 +53,11 @@ API = Api(
         modules=("openai", "litellm"),
         accepted="openai Stream / AsyncStream, with_streaming_response, litellm chunk iterators",
         holds_response=("openai",),
+    ),
+    mock=Mock(
+        endpoints=(Endpoint("/v1/chat/completions", streams=False),),
+        demo_model="deepseek-reasoner",
+        demo_path="/v1/chat/completions",
+        demo_request=shapes.chat_request,
     ),
 )

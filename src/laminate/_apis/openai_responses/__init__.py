@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._core.assembler import Assembler
-from ..spec import Api, HandlerOptions, Sdk
+from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
 from . import requests
 from .body import write_body
 from .encode import OpenAIResponsesWriter
@@ -55,5 +55,11 @@ API = Api(
     sdk=Sdk(
         modules=("openai.types.responses", "openai.lib.streaming.responses"),
         holds_response=("openai",),
+    ),
+    mock=Mock(
+        endpoints=(Endpoint("/v1/responses", streams=False),),
+        demo_model="gpt-5-mini",
+        demo_path="/v1/responses",
+        demo_request=requests.first_request,
     ),
 )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import (
     arguments_text,
+    chat_request,
     copy_value,
     described,
     flagged,
@@ -17,7 +18,7 @@ from ..spec import Message
 if TYPE_CHECKING:
     from ..._tools.registry import Tool, ToolResult
 
-__all__ = ["assistant", "results", "tool"]
+__all__ = ["assistant", "first_request", "results", "tool"]
 
 
 def tool(tool: Tool) -> Message:
@@ -73,3 +74,8 @@ def results(results: Sequence[ToolResult]) -> list[Message]:
         {"type": "function_call_output", "call_id": r.call_id, "output": flagged(r)}
         for r in results
     ]
+
+
+def first_request(model: str, prompt: str, tools: list[Message]) -> Message:
+    """A streamed first request: the prompt as the one ``input`` item."""
+    return chat_request(model, prompt, tools, key="input")
