@@ -349,6 +349,10 @@ class StreamNormalizer:
                 raise IncompleteStreamError("the stream ended inside a frame") from exc
             raise MalformedStreamError(f"a frame is not JSON: {exc}") from exc
         self._head = None  # a line parsed: a stream after all
+        handler = self._handler
+        if handler is not None and not self._keep_raw:
+            handler.on_frame(frame.event, obj)  # nearly every frame: no further call
+            return
         self._dispatch(frame, obj)
 
     def _dispatch(self, frame: Frame, obj: Any) -> None:
