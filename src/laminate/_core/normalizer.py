@@ -327,8 +327,9 @@ class StreamNormalizer:
         if asm.done:
             return  # after the provider's terminal event nothing can change the answer
         self._frame = frame
-        if frame.headers is not None:
-            error = error_from_frame(frame)  # a binary frame may be an exception, not an event
+        headers = frame.headers
+        if headers is not None and headers.get(":message-type", "event") != "event":
+            error = error_from_frame(frame)  # an exception or error frame, not an event
             if error is not None:
                 raise error
         data = frame.data

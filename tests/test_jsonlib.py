@@ -1,0 +1,100 @@
+"""The JSON backends give the same results: what orjson would read differently from the
+standard library is left to the standard library."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import laminate
+from laminate._core import jsonlib
+
+BIG = 123456789012345678901234567890
+
+GEMINI_CALL = (
+    b'data: {"candidates":[{"content":{"role":"model","parts":[{"functionCall":'
+    b'{"name":"f","args":{"n":%d,"x":1.5}}}]},"finishReason":"STOP"}]}\r\n\r\n' % BIG
+)
+OLLAMA_CALL = (
+    b'{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":'
+    b'{"name":"f","arguments":{"n":%d}}}]},"done":true,"done_reason":"stop"}\n' % BIG
+)
+OPENAI_CALL = b"".join(
+    b"data: " + json.dumps(chunk).encode() + b"\n\n"
+    for chunk in (
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "call_1",
+                                "function": {"name": "f", "arguments": f'{{"n": {BIG}}}'},
+                            }
+                        ]
+                    },
+                }
+            ],
+        },
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "model": "m",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+        },
+    )
+)
+
+
+@pytest.mark.parametrize("body", [GEMINI_CALL, OLLAMA_CALL, OPENAI_CALL])
+def test_integers_past_64_bits_stay_exact_in_tool_arguments(body: bytes) -> None:
+    [call] = laminate.collect_sync([body]).tool_uses()
+    assert call.input.value["n"] == BIG
+    assert isinstance(call.input.value["n"], int)
+
+
+def test_both_backends_read_alike() -> None:
+    texts = [
+        '{"a": 1, "a": 2}',
+        f'{{"n": {BIG}}}',
+        '{"f": 1e400}',
+        '{"s": "\\ud800"}',
+        '{"x": NaN}',
+        '  {"padded": true}  ',
+    ]
+    for backend in jsonlib.available():
+        jsonlib.use(backend)
+        for text in texts:
+            expected = json.loads(text)
+            assert repr(jsonlib.loads_exact(text)) == repr(expected), (backend, text)
+            if str(BIG) not in text:  # `loads` reads frames that hold no such numbers
+                assert repr(jsonlib.loads(text)) == repr(expected), (backend, text)
+
+
+def test_errors_are_worded_by_the_standard_library() -> None:
+    for backend in jsonlib.available():
+        jsonlib.use(backend)
+        with pytest.raises(json.JSONDecodeError) as caught:
+            jsonlib.loads('{"a": ')
+        assert caught.value.msg == "Expecting value"
+
+
+def test_nan_written_stays_nan_and_numbers_keep_their_value() -> None:
+    for backend in jsonlib.available():
+        jsonlib.use(backend)
+        assert jsonlib.dumps({"x": math.nan}) == '{"x":NaN}'
+        assert json.loads(jsonlib.dumps({"v": 1e16, "n": BIG})) == {"v": 1e16, "n": BIG}
+
+
+def test_nan_in_tool_arguments_is_refused_by_either_backend() -> None:
+    body = OPENAI_CALL.replace(b"%d" % BIG, b"NaN")
+    [block] = laminate.collect_sync([body]).content
+    assert isinstance(block, laminate.InvalidToolUse)
+    assert "NaN is not JSON" in block.reason
