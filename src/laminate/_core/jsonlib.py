@@ -25,9 +25,26 @@ import os
 from collections.abc import Callable
 from typing import Any, Final
 
-__all__ = ["BACKEND", "available", "dumps", "loads", "loads_exact", "loads_strict", "use"]
+__all__ = [
+    "BACKEND",
+    "available",
+    "dumps",
+    "loads",
+    "loads_exact",
+    "loads_strict",
+    "quick_loads",
+    "scan",
+    "use",
+]
 
-_raw_decode: Final = json.JSONDecoder().raw_decode
+_decoder: Final = json.JSONDecoder()
+_raw_decode: Final = _decoder.raw_decode
+scan: Final[Callable[[str, int], tuple[Any, int]]] = _decoder.scan_once
+"""The standard library's scanner itself (what ``raw_decode`` wraps): ``(value, end)`` for
+the value at an index, ``StopIteration`` where none starts, ``ValueError`` where one is
+broken. A hot path calls it directly
+and, unless ``end`` is the text's length, falls back to :func:`loads`, which either finds
+the same value (around blanks) or raises the error :func:`json.loads` would."""
 
 
 def _stdlib_loads(text: str | bytes) -> Any:
@@ -106,6 +123,16 @@ dumps: Callable[[Any], str] = _stdlib_dumps
 """Compact JSON text of a value, non-ASCII characters as they are."""
 BACKEND = "stdlib"
 """``"orjson"`` or ``"stdlib"``: which one is in use."""
+
+
+def quick_loads(exact: bool) -> Callable[[str | bytes], Any] | None:
+    """For a hot path: a reader whose every result is :func:`loads`'s (:func:`loads_exact`'s
+    when ``exact``), but which may raise ``ValueError`` where that one would not; the caller
+    reads the text again with :func:`loads` then. ``None`` with the standard library: use
+    :data:`scan`. With orjson this is ``orjson.loads`` itself, without a wrapper's call."""
+    if BACKEND != "orjson":
+        return None
+    return loads_exact if exact else _orjson.loads  # type: ignore[no-any-return]
 
 
 def available() -> tuple[str, ...]:

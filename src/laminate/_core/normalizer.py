@@ -42,6 +42,8 @@ DEFAULT_MAX_TOOL_INPUT_SIZE: Final = 16 * 1024 * 1024
 _DETECT_FRAMES: Final = 8
 # Payloads some servers send as keep-alives instead of SSE comments.
 _KEEPALIVE: Final = frozenset({"", "ping", "keep-alive", "keepalive", "heartbeat", ":"})
+_SKIP: Final = object()  # _parse's answer for a keep-alive frame
+_scan: Final = jsonlib.scan
 
 
 class StreamNormalizer:
@@ -103,6 +105,7 @@ class StreamNormalizer:
         self._closed = False
         self._payloads = 0
         self._loads = jsonlib.loads_exact  # until the provider is known
+        self._quick = jsonlib.quick_loads(exact=True)
         self._tail = Tail()
         if provider is not None:
             self._start_handler(provider)
@@ -339,22 +342,45 @@ class StreamNormalizer:
             if self._handler is not None:
                 self._handler.on_done_marker()
             return
-        try:
-            obj = self._loads(data)
-        except ValueError as exc:
-            if data.strip().lower() in _KEEPALIVE:
-                return
-            if self._head is not None:
-                raise _NotAStream from exc
-            if at_end:
-                raise IncompleteStreamError("the stream ended inside a frame") from exc
-            raise MalformedStreamError(f"a frame is not JSON: {exc}") from exc
+        # The usual frame is parsed by the reader itself, with no wrapper's call; anything
+        # it leaves (blanks around the value, errors, what orjson reads differently) is
+        # read again by ``_parse``, as it always was.
+        quick = self._quick
+        if quick is None:
+            try:
+                obj, end = _scan(data, 0)
+            except (StopIteration, ValueError):  # no value there, or a broken one
+                end = -1
+            if end != len(data):
+                obj = self._parse(data, at_end)
+                if obj is _SKIP:
+                    return
+        else:
+            try:
+                obj = quick(data)
+            except ValueError:
+                obj = self._parse(data, at_end)
+                if obj is _SKIP:
+                    return
         self._head = None  # a line parsed: a stream after all
         handler = self._handler
         if handler is not None and not self._keep_raw:
             handler.on_frame(frame.event, obj)  # nearly every frame: no further call
             return
         self._dispatch(frame, obj)
+
+    def _parse(self, data: str, at_end: bool) -> Any:
+        """A frame's JSON, read by the full reader; ``_SKIP`` for a keep-alive."""
+        try:
+            return self._loads(data)
+        except ValueError as exc:
+            if data.strip().lower() in _KEEPALIVE:
+                return _SKIP
+            if self._head is not None:
+                raise _NotAStream from exc
+            if at_end:
+                raise IncompleteStreamError("the stream ended inside a frame") from exc
+            raise MalformedStreamError(f"a frame is not JSON: {exc}") from exc
 
     def _dispatch(self, frame: Frame, obj: Any) -> None:
         if self._handler is None:
@@ -421,6 +447,7 @@ class StreamNormalizer:
         # Whole-object tool arguments keep their numbers exact; other frames hold none
         # that a faster reader would change.
         self._loads = jsonlib.loads_exact if record.whole_arguments else jsonlib.loads
+        self._quick = jsonlib.quick_loads(exact=record.whole_arguments)
 
     def _raw_frames(self) -> list[Any]:
         asm = self._assembler
