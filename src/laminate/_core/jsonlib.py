@@ -39,7 +39,7 @@ __all__ = [
 
 _decoder: Final = json.JSONDecoder()
 _raw_decode: Final = _decoder.raw_decode
-scan: Final[Callable[[str, int], tuple[Any, int]]] = _decoder.scan_once
+scan: Final[Callable[[str, int], tuple[Any, int]]] = _decoder.scan_once  # type: ignore[attr-defined]
 """The standard library's scanner itself (what ``raw_decode`` wraps): ``(value, end)`` for
 the value at an index, ``StopIteration`` where none starts, ``ValueError`` where one is
 broken. A hot path calls it directly
@@ -132,7 +132,7 @@ def quick_loads(exact: bool) -> Callable[[str | bytes], Any] | None:
     :data:`scan`. With orjson this is ``orjson.loads`` itself, without a wrapper's call."""
     if BACKEND != "orjson":
         return None
-    return loads_exact if exact else _orjson.loads  # type: ignore[no-any-return]
+    return loads_exact if exact else _orjson.loads
 
 
 def available() -> tuple[str, ...]:
