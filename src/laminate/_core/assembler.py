@@ -20,14 +20,23 @@ from .events import (
     BlockEnd,
     BlockStart,
     Event,
+    ReasoningDelta,
     ResponseDone,
     ResponseStart,
-    reasoning_delta,
-    text_delta,
-    tool_input_delta,
+    TextDelta,
+    ToolInputDelta,
+    _new,
+    _reasoning_index,
+    _reasoning_text,
+    _text_index,
+    _text_text,
+    _tool_fragment,
+    _tool_index,
+    _tool_seq,
+    _tool_view,
 )
 from .flex import FlexValue
-from .partial_json import ArgumentsView
+from .partial_json import _BLOCK, ArgumentsView
 from .response import (
     ContentBlock,
     InvalidToolUse,
@@ -309,7 +318,11 @@ class Assembler:
         if len(parts) == _CHUNK:
             block.chunks.append("".join(parts))
             parts.clear()
-        self.events.append(text_delta(block.index, text))
+        # events.text_delta, inline: the delta verbs run once per frame.
+        event = _new(TextDelta)
+        _text_index(event, block.index)
+        _text_text(event, text)
+        self.events.append(event)
 
     def open_reasoning(
         self, key: Hashable, *, signature: str | None = None, redacted: bool = False, id: str = ""
@@ -339,7 +352,10 @@ class Assembler:
         if len(parts) == _CHUNK:
             block.chunks.append("".join(parts))
             parts.clear()
-        self.events.append(reasoning_delta(block.index, text))
+        event = _new(ReasoningDelta)  # events.reasoning_delta, inline
+        _reasoning_index(event, block.index)
+        _reasoning_text(event, text)
+        self.events.append(event)
 
     def reasoning_signature(self, key: Hashable, signature: str) -> None:
         """Append to a reasoning block's opaque signature, kept byte for byte."""
@@ -393,7 +409,22 @@ class Assembler:
                 return
             self._check_kind(block, _TOOL)  # raises: a delta for a text or reasoning block
             return
-        self.events.append(tool_input_delta(block.index, fragment, view, view.append(fragment)))
+        # ArgumentsView.append and events.tool_input_delta, inline: one call per fragment
+        # instead of three. The view's size is the block's (every fragment comes here).
+        recent = view._recent
+        recent.append(fragment)
+        view._size = size
+        ends = view._ends
+        ends.append(size)
+        if len(recent) == _BLOCK:
+            view._blocks.append("".join(recent))
+            recent.clear()
+        event = _new(ToolInputDelta)
+        _tool_index(event, block.index)
+        _tool_fragment(event, fragment)
+        _tool_view(event, view)
+        _tool_seq(event, len(ends) - 1)
+        self.events.append(event)
 
     def tool_identity(self, key: Hashable, id: str, name: str) -> None:
         """A later fragment repeated the call's id or name: set once, never concatenated."""

@@ -539,6 +539,7 @@ class ArgumentsView:
         self._processed = 0
 
     def append(self, fragment: str) -> int:
+        # Assembler.tool_input does the same inline: keep the two alike.
         recent = self._recent
         recent.append(fragment)
         self._size += len(fragment)
