@@ -8,7 +8,7 @@ normalizer stays failed from then on.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from .._apis.base import Handler, error_from_payload
@@ -235,8 +235,7 @@ class StreamNormalizer:
         if self._head is not None:
             self._record_head(data)
         try:
-            for frame in self._decoder.feed(data):
-                self._on_frame(frame)
+            self._on_frames(self._decoder.feed(data))
         except _NotAStream:
             self._switch_to_document()
 
@@ -251,8 +250,7 @@ class StreamNormalizer:
         decoder = self._decoder
         if decoder is not None and not asm.done:
             try:
-                for frame in decoder.close():
-                    self._on_frame(frame, at_end=True)
+                self._on_frames(decoder.close(), at_end=True)
             except _NotAStream:
                 self._switch_to_document()
                 self._read_document()
@@ -325,49 +323,50 @@ class StreamNormalizer:
             self._raw_frames().append(data)
         read_body(self._assembler, data, provider, self._handler_options)
 
-    def _on_frame(self, frame: Frame, *, at_end: bool = False) -> None:
+    def _on_frames(self, frames: Iterable[Frame], *, at_end: bool = False) -> None:
+        """Parse each frame and hand it to the handler (one call per feed, not per frame)."""
         asm = self._assembler
-        if asm.done:
-            return  # after the provider's terminal event nothing can change the answer
-        self._frame = frame
-        headers = frame.headers
-        if headers is not None and headers.get(":message-type", "event") != "event":
-            error = error_from_frame(frame)  # an exception or error frame, not an event
-            if error is not None:
-                raise error
-        data = frame.data
-        if data == "[DONE]":
-            if self._handler is None:
-                self._undetected()
-            if self._handler is not None:
-                self._handler.on_done_marker()
-            return
-        # The usual frame is parsed by the reader itself, with no wrapper's call; anything
-        # it leaves (blanks around the value, errors, what orjson reads differently) is
-        # read again by ``_parse``, as it always was.
-        quick = self._quick
-        if quick is None:
-            try:
-                obj, end = _scan(data, 0)
-            except (StopIteration, ValueError):  # no value there, or a broken one
-                end = -1
-            if end != len(data):
-                obj = self._parse(data, at_end)
-                if obj is _SKIP:
-                    return
-        else:
-            try:
-                obj = quick(data)
-            except ValueError:
-                obj = self._parse(data, at_end)
-                if obj is _SKIP:
-                    return
-        self._head = None  # a line parsed: a stream after all
-        handler = self._handler
-        if handler is not None and not self._keep_raw:
-            handler.on_frame(frame.event, obj)  # nearly every frame: no further call
-            return
-        self._dispatch(frame, obj)
+        for frame in frames:
+            if asm.done:
+                return  # after the provider's terminal event nothing can change the answer
+            self._frame = frame
+            event, data, _, _, headers = frame
+            if headers is not None and headers.get(":message-type", "event") != "event":
+                error = error_from_frame(frame)  # an exception or error frame, not an event
+                if error is not None:
+                    raise error
+            if data == "[DONE]":
+                if self._handler is None:
+                    self._undetected()
+                if self._handler is not None:
+                    self._handler.on_done_marker()
+                continue
+            # The usual frame is parsed by the reader itself, with no wrapper's call; anything
+            # it leaves (blanks around the value, errors, what orjson reads differently) is
+            # read again by ``_parse``, as it always was.
+            quick = self._quick
+            if quick is None:
+                try:
+                    obj, end = _scan(data, 0)
+                except (StopIteration, ValueError):  # no value there, or a broken one
+                    end = -1
+                if end != len(data):
+                    obj = self._parse(data, at_end)
+                    if obj is _SKIP:
+                        continue
+            else:
+                try:
+                    obj = quick(data)
+                except ValueError:
+                    obj = self._parse(data, at_end)
+                    if obj is _SKIP:
+                        continue
+            self._head = None  # a line parsed: a stream after all
+            handler = self._handler
+            if handler is not None and not self._keep_raw:
+                handler.on_frame(event, obj)  # nearly every frame: no further call
+                continue
+            self._dispatch(frame, obj)
 
     def _parse(self, data: str, at_end: bool) -> Any:
         """A frame's JSON, read by the full reader; ``_SKIP`` for a keep-alive."""
@@ -398,7 +397,7 @@ class StreamNormalizer:
         self._frame = None
         if isinstance(payload, bytes | bytearray | str):
             text = payload.decode("utf-8") if not isinstance(payload, str) else payload
-            self._on_frame(Frame(event, text, 0, None))
+            self._on_frames((Frame(event, text, 0, None),))
             return
         obj = payload
         frame = Frame(event, "", 0, None)
