@@ -69,9 +69,29 @@ class AnthropicHandler:
         self._message_id: str | None = None
 
     def on_frame(self, event: str | None, obj: Any) -> None:
-        if obj.__class__ is not dict and not isinstance(obj, Mapping):
+        if obj.__class__ is dict:
+            kind = obj.get("type", event)
+            if kind == "content_block_delta":
+                # Nearly every event: a text or argument fragment for a block keyed by an
+                # int, read here without further calls; anything else takes _block_delta.
+                delta = obj.get("delta")
+                key = obj.get("index")
+                if delta.__class__ is dict and key.__class__ is int:
+                    delta_type = delta.get("type")
+                    if delta_type == "text_delta":
+                        text = delta.get("text")
+                        self.assembler.text(key, text if text.__class__ is str else "")
+                        return
+                    if delta_type == "input_json_delta":
+                        part = delta.get("partial_json")
+                        self.assembler.tool_input(key, part if part.__class__ is str else "")
+                        return
+                self._block_delta(obj)
+                return
+        elif not isinstance(obj, Mapping):
             raise shape_error("an event is not a JSON object")
-        kind = obj.get("type", event)
+        else:
+            kind = obj.get("type", event)
         if kind is None or kind == "chunk":
             obj = self._unwrap(event, obj)
             if obj is None:
