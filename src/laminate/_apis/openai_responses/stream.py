@@ -121,12 +121,46 @@ class OpenAIResponsesHandler:
         if type(obj) is not dict and not isinstance(obj, Mapping):
             raise shape_error("an event is not a JSON object")
         kind = obj.get("type")
-        # The two events that make up nearly every frame of a long answer come first.
+        # The two events that make up nearly every frame of a long answer come first, each
+        # with a fused path for a delta to a block already open (what ``_text`` and
+        # ``_arguments`` do then, without their calls); anything else takes the full path.
         if kind == "response.output_text.delta":
-            self._text(_index(obj), _sub(obj), obj.get("delta"))
+            index = obj.get("output_index")
+            sub = obj.get("content_index")
+            text = obj.get("delta")
+            if type(index) is int and type(sub) is int and type(text) is str:
+                state = self._items.get(index)
+                key = ("part", index, sub)
+                if (
+                    state is not None
+                    and state.kind
+                    and not state.done
+                    and key not in self._ended
+                    and self.assembler.is_open(key)
+                ):
+                    if text:
+                        state.seen.add(key)
+                        self.assembler.text(key, text)
+                    return
+            self._text(_index(obj), _sub(obj), text)
             return
         if kind == "response.function_call_arguments.delta":
-            self._arguments(_index(obj), obj.get("delta"))
+            index = obj.get("output_index")
+            fragment = obj.get("delta")
+            if type(index) is int and type(fragment) is str:
+                state = self._items.get(index)
+                call_key = ("item", index)
+                if (
+                    state is not None
+                    and state.kind
+                    and not state.done
+                    and self.assembler.is_open(call_key)
+                ):
+                    if fragment:
+                        state.seen.add(_ARGS)
+                        self.assembler.tool_input(call_key, fragment)
+                    return
+            self._arguments(_index(obj), fragment)
             return
         if not isinstance(kind, str):
             kind = event
