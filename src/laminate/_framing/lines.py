@@ -37,6 +37,7 @@ __all__ = ["Frame", "NDJSONDecoder", "SSEDecoder"]
 _BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(rb"(\r\n|\r|\n)")
 _COLON = 58  # ord(":")
+_BRACE = 123  # ord("{")
 _LF = 10
 _CR = 13
 # Building the tuple directly skips NamedTuple's Python-level __new__: the hot path
@@ -367,14 +368,16 @@ class SSEDecoder(_LineDecoder):
         more = self._more
         size = self._size
         cap = self._max
+        stray = self._stray is not None  # inside an object sent without data: (rare)
         here = pos
         line = b""
         try:
             for line in lines:
                 here = pos
                 pos += len(line) + sep
-                if self._stray is not None or (line[:1] == b"{" and data is None and start < 0):
+                if stray:
                     self._take_stray(line, here, out)
+                    stray = self._stray is not None
                     continue
                 if not line:
                     if data is not None:
@@ -396,6 +399,11 @@ class SSEDecoder(_LineDecoder):
                 elif line[:5] == b"data:":
                     raw = line[5:]
                 elif line[0] == _COLON:
+                    continue
+                elif line[0] == _BRACE and data is None and start < 0:
+                    # No other test above takes a line that starts with "{".
+                    self._take_stray(line, here, out)
+                    stray = self._stray is not None
                     continue
                 else:
                     if start < 0:
