@@ -326,15 +326,19 @@ class StreamNormalizer:
     def _on_frames(self, frames: Iterable[Frame], *, at_end: bool = False) -> None:
         """Parse each frame and hand it to the handler (one call per feed, not per frame)."""
         asm = self._assembler
+        events_headers = None  # binary frames share their headers: an event's, checked once
         for frame in frames:
             if asm.done:
                 return  # after the provider's terminal event nothing can change the answer
             self._frame = frame
             event, data, _, _, headers = frame
-            if headers is not None and headers.get(":message-type", "event") != "event":
-                error = error_from_frame(frame)  # an exception or error frame, not an event
-                if error is not None:
-                    raise error
+            if headers is not None and headers is not events_headers:
+                if headers.get(":message-type", "event") != "event":
+                    error = error_from_frame(frame)  # an exception or error frame, not an event
+                    if error is not None:
+                        raise error
+                else:
+                    events_headers = headers
             if data == "[DONE]":
                 if self._handler is None:
                     self._undetected()
