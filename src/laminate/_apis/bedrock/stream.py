@@ -98,6 +98,21 @@ class BedrockHandler:
 
     def on_frame(self, event: str | None, obj: Any) -> None:
         if event == "contentBlockDelta" and obj.__class__ is dict:  # nearly every event
+            # One text or argument fragment for an int-keyed block, read here without
+            # further calls; anything else takes _block_delta.
+            delta = obj.get("delta")
+            key = obj.get("contentBlockIndex")
+            if delta.__class__ is dict and key.__class__ is int and len(delta) == 1:
+                text = delta.get("text")
+                if text.__class__ is str:
+                    self.assembler.text(key, text)
+                    return
+                tool = delta.get("toolUse")
+                if tool.__class__ is dict:
+                    fragment = tool.get("input")
+                    if fragment.__class__ is str:
+                        self.assembler.tool_input(key, fragment)
+                        return
             self._block_delta(obj)
             return
         if obj.__class__ is not dict and not isinstance(obj, Mapping):
