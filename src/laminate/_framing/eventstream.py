@@ -216,6 +216,9 @@ class EventStreamDecoder:
         base = self._base
         known = self._known
         last_raw, last = self._last
+        last_size = len(last_raw)
+        prelude_size = _PRELUDE.size
+        limit = self._max
         unpack = _PRELUDE.unpack_from
         crc_of = _U32.unpack_from
         crc32 = zlib.crc32
@@ -225,13 +228,13 @@ class EventStreamDecoder:
         with memoryview(buf) as view:
             while True:
                 if not need:
-                    if end - pos < _PRELUDE.size:
+                    if end - pos < prelude_size:
                         break
                     need, size, crc = unpack(buf, pos)
                     if (
                         crc32(view[pos : pos + 8]) != crc
                         or need < _OVERHEAD
-                        or need > self._max
+                        or need > limit
                         or size > need - _OVERHEAD
                     ):
                         self._check_prelude(buf, pos)  # raises, saying which
@@ -246,11 +249,12 @@ class EventStreamDecoder:
                         offset=base + pos,
                         snippet=_hex(buf[pos : pos + 24]),
                     )
-                headers_at = pos + _PRELUDE.size
+                headers_at = pos + prelude_size
                 payload_at = headers_at + size
                 try:
-                    if size != len(last_raw) or not buf.startswith(last_raw, headers_at):
+                    if size != last_size or not buf.startswith(last_raw, headers_at):
                         last_raw = bytes(view[headers_at:payload_at])
+                        last_size = size
                         seen = known.get(last_raw)
                         last = self._headers(last_raw) if seen is None else seen
                     data = str(view[payload_at:crc_at], "utf-8")
