@@ -88,10 +88,14 @@ _DIGIT_RUN: Final = b"0" * 19  # 2**63 has 19 digits
 
 
 def _orjson_loads_exact(text: str | bytes) -> Any:
+    # One call per frame: the digit-run test and _orjson_loads, inline.
     data = text.encode() if isinstance(text, str) else text
-    if _long_digit_run(data):
+    if _DIGIT_RUN in data.translate(_DIGITS):
         return _stdlib_loads(text)
-    return _orjson_loads(data)
+    try:
+        return _orjson.loads(data)
+    except ValueError:  # orjson.JSONDecodeError: let json decide, and word the error
+        return _stdlib_loads(text)
 
 
 def loads_strict(text: str) -> Any:
