@@ -327,6 +327,11 @@ class StreamNormalizer:
         """Parse each frame and hand it to the handler (one call per feed, not per frame)."""
         asm = self._assembler
         events_headers = None  # binary frames share their headers: an event's, checked once
+        # The state read per frame, in locals; only detection (``_dispatch``) and a
+        # ``[DONE]`` before it can change it, and it is read again after either.
+        quick = self._quick
+        handler = None if self._keep_raw else self._handler
+        head = self._head is not None
         for frame in frames:
             if asm.done:
                 return  # after the provider's terminal event nothing can change the answer
@@ -344,11 +349,12 @@ class StreamNormalizer:
                     self._undetected()
                 if self._handler is not None:
                     self._handler.on_done_marker()
+                quick = self._quick
+                handler = None if self._keep_raw else self._handler
                 continue
             # The usual frame is parsed by the reader itself, with no wrapper's call; anything
             # it leaves (blanks around the value, errors, what orjson reads differently) is
             # read again by ``_parse``, as it always was.
-            quick = self._quick
             if quick is None:
                 try:
                     obj, end = _scan(data, 0)
@@ -365,12 +371,15 @@ class StreamNormalizer:
                     obj = self._parse(data, at_end)
                     if obj is _SKIP:
                         continue
-            self._head = None  # a line parsed: a stream after all
-            handler = self._handler
-            if handler is not None and not self._keep_raw:
+            if head:
+                self._head = None  # a line parsed: a stream after all
+                head = False
+            if handler is not None:
                 handler.on_frame(event, obj)  # nearly every frame: no further call
                 continue
             self._dispatch(frame, obj)
+            quick = self._quick
+            handler = None if self._keep_raw else self._handler
 
     def _parse(self, data: str, at_end: bool) -> Any:
         """A frame's JSON, read by the full reader; ``_SKIP`` for a keep-alive."""
