@@ -171,6 +171,25 @@ class GeminiHandler:
                     raise shape_error("a candidate is not an object")
                 index = candidate.get("index")
                 if (index or 0) == self._choice:
+                    # Nearly every chunk: `content` and `index` alone (so no metadata and no
+                    # finish reason), one `{"text": ...}` part continuing the text block;
+                    # read here, without _candidate's call. Anything else takes it.
+                    content = candidate.get("content")
+                    if (
+                        len(candidate) == 2
+                        and index is not None
+                        and content.__class__ is dict
+                        and self._kind == _TEXT
+                    ):
+                        parts = content.get("parts")
+                        if parts.__class__ is list and len(parts) == 1:
+                            part = parts[0]
+                            if part.__class__ is dict and len(part) == 1:
+                                text = part.get("text")
+                                if text.__class__ is str:
+                                    if text:
+                                        asm.text(self._key, text)
+                                    break
                     self._candidate(candidate)
                     break
         usage = obj.get("usageMetadata")
