@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 
 import pytest
 
@@ -12,6 +13,14 @@ import laminate
 from laminate._core import jsonlib
 
 BIG = 123456789012345678901234567890
+
+
+@pytest.fixture(autouse=True)
+def _restore_backend(json_backend: str) -> Iterator[None]:
+    """Tests here switch backends; the session's stays in use for the tests after them."""
+    yield
+    jsonlib.use(json_backend)
+
 
 GEMINI_CALL = (
     b'data: {"candidates":[{"content":{"role":"model","parts":[{"functionCall":'
@@ -98,3 +107,17 @@ def test_nan_in_tool_arguments_is_refused_by_either_backend() -> None:
     [block] = laminate.collect_sync([body]).content
     assert isinstance(block, laminate.InvalidToolUse)
     assert "NaN is not JSON" in block.reason
+
+
+def test_a_key_spelled_with_an_escape_still_keeps_the_arguments_exact() -> None:
+    body = GEMINI_CALL.replace(b'"functionCall"', b'"function\\u0043all"')
+    [call] = laminate.collect_sync([body]).tool_uses()
+    assert call.input.value["n"] == BIG
+
+
+def test_frames_without_the_arguments_marker_need_no_exact_reading() -> None:
+    for backend in jsonlib.available():
+        jsonlib.use(backend)
+        read = jsonlib.exact_where("tool_calls")
+        assert read(f'{{"tool_calls": [{BIG}]}}') == {"tool_calls": [BIG]}
+        assert read('{"message": {"content": "a"}}') == {"message": {"content": "a"}}

@@ -176,9 +176,10 @@ class Api:
     streams do not name it (Bedrock's ``/model/{modelId}/converse-stream``)."""
     turn_key: str = "messages"
     """The request field a conversation is appended to (``append_turn``)."""
-    whole_arguments: bool = False
-    """Whether its frames carry tool arguments as whole JSON objects (not text): their
-    numbers must be read exactly (see ``_core/jsonlib.py``)."""
+    arguments_marker: str = ""
+    """Text every frame that carries tool arguments as a whole JSON object (not as text)
+    contains (``"functionCall"``), or ``""`` for an API whose frames never do: such frames
+    are read with their numbers exact (see ``_core/jsonlib.py``); the others need not be."""
     encoder: Callable[[], Writer] | None = None
     """A new stream writer for this API (``event(ev) -> bytes``, ``close() -> bytes``; see
     ``_encode/writer.py``), or ``None`` when laminate does not write its streams."""

@@ -29,6 +29,7 @@ __all__ = [
     "BACKEND",
     "available",
     "dumps",
+    "exact_where",
     "loads",
     "loads_exact",
     "loads_strict",
@@ -129,14 +130,36 @@ BACKEND = "stdlib"
 """``"orjson"`` or ``"stdlib"``: which one is in use."""
 
 
-def quick_loads(exact: bool) -> Callable[[str | bytes], Any] | None:
-    """For a hot path: a reader whose every result is :func:`loads`'s (:func:`loads_exact`'s
-    when ``exact``), but which may raise ``ValueError`` where that one would not; the caller
-    reads the text again with :func:`loads` then. ``None`` with the standard library: use
-    :data:`scan`. With orjson this is ``orjson.loads`` itself, without a wrapper's call."""
+def exact_where(marker: str | None) -> Callable[[str | bytes], Any]:
+    """A reader exact (:func:`loads_exact`) for text that holds ``marker`` (``None``: for
+    all text) or a ``\\u`` escape (a key can be spelled with one), :func:`loads` for the
+    rest: a frame without its API's arguments marker carries no tool arguments."""
+    if BACKEND != "orjson" or marker is None:
+        return loads_exact
+    quick, exact = _orjson.loads, loads_exact
+
+    def read(text: str | bytes) -> Any:
+        probe = text if isinstance(text, str) else text.decode()
+        if marker in probe or "\\u" in probe:
+            return exact(text)
+        try:
+            return quick(text)
+        except ValueError:  # orjson.JSONDecodeError: let json decide, and word the error
+            return _stdlib_loads(text)
+
+    return read
+
+
+def quick_loads(marker: str | None) -> Callable[[str | bytes], Any] | None:
+    """For a hot path: a reader whose every result is :func:`loads`'s (exact where
+    :func:`exact_where` says), but which may raise ``ValueError`` where that one would not;
+    the caller reads the text again with :func:`loads` then. ``marker`` is the API's
+    arguments marker (``""``: none; ``None``: the API is not known yet, all text is read
+    exactly). ``None`` with the standard library: use :data:`scan`. With orjson and no
+    marker this is ``orjson.loads`` itself, without a wrapper's call."""
     if BACKEND != "orjson":
         return None
-    return loads_exact if exact else _orjson.loads
+    return exact_where(marker) if marker != "" else _orjson.loads
 
 
 def available() -> tuple[str, ...]:

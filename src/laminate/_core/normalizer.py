@@ -105,7 +105,7 @@ class StreamNormalizer:
         self._closed = False
         self._payloads = 0
         self._loads = jsonlib.loads_exact  # until the provider is known
-        self._quick = jsonlib.quick_loads(exact=True)
+        self._quick = jsonlib.quick_loads(None)
         self._tail = Tail()
         if provider is not None:
             self._start_handler(provider)
@@ -458,8 +458,9 @@ class StreamNormalizer:
             self._assembler.start("", record.model_from_url(self._url_path))  # no id yet
         # Whole-object tool arguments keep their numbers exact; other frames hold none
         # that a faster reader would change.
-        self._loads = jsonlib.loads_exact if record.whole_arguments else jsonlib.loads
-        self._quick = jsonlib.quick_loads(exact=record.whole_arguments)
+        marker = record.arguments_marker
+        self._loads = jsonlib.exact_where(marker) if marker else jsonlib.loads
+        self._quick = jsonlib.quick_loads(marker)
 
     def _raw_frames(self) -> list[Any]:
         asm = self._assembler

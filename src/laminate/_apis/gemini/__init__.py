@@ -45,7 +45,7 @@ def _matches_frame(event: str | None, obj: Any) -> bool:
 
 API = Api(
     name="gemini",
-    whole_arguments=True,  # functionCall args are objects: their numbers must stay exact
+    arguments_marker="functionCall",  # args are objects: their numbers must stay exact
     framing="sse",
     handler=_handler,
     read_body=_read_body,

@@ -39,7 +39,7 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 
 API = Api(
     name="ollama",
-    whole_arguments=True,
+    arguments_marker="tool_calls",
     framing="ndjson",
     handler=_handler,
     read_body=_read_body,
