@@ -40,7 +40,6 @@ import json
 import re
 import socket
 import threading
-import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -518,8 +517,9 @@ def base_url(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def make_server(app: MockProvider) -> Any:
-    """A uvicorn ``Server`` for ``app``: quiet, no lifespan, quick to stop."""
+def make_server(app: Any, *, grace: float = 1) -> Any:
+    """A uvicorn ``Server`` for an ASGI ``app``: quiet, no lifespan, stopped within
+    ``grace`` seconds."""
     uvicorn = _uvicorn()
     config = uvicorn.Config(
         app,
@@ -528,9 +528,28 @@ def make_server(app: MockProvider) -> Any:
         log_level="warning",
         access_log=False,
         ws="none",
-        timeout_graceful_shutdown=1,
+        timeout_graceful_shutdown=grace,
     )
     return uvicorn.Server(config)
+
+
+@contextmanager
+def serving(server: Any, sock: socket.socket, name: str, what: str) -> Iterator[None]:
+    """Run a uvicorn ``server`` on ``sock`` in a daemon thread called ``name`` for the
+    block, once it has started (``what`` names it if it cannot); stop it, and close the
+    socket, on exit."""
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=name, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError(f"{what} failed to start")
+            thread.join(0.005)
+        yield
+    finally:
+        server.should_exit = True
+        thread.join(timeout=5)
+        sock.close()
 
 
 @contextmanager
@@ -551,17 +570,5 @@ def mock_server(
     """
     server = make_server(MockProvider(directory, pace=pace, log=log, as_format=as_format))
     sock = listen(host, port)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="laminate-mock-provider", daemon=True
-    )
-    thread.start()
-    try:
-        while not server.started:
-            if not thread.is_alive():
-                raise RuntimeError("the mock provider failed to start")
-            time.sleep(0.005)
+    with serving(server, sock, "laminate-mock-provider", "the mock provider"):
         yield base_url(sock)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)
-        sock.close()

@@ -81,6 +81,8 @@ from .server import (
     base_url,
     find_recordings,
     listen,
+    make_server,
+    serving,
 )
 
 __all__ = ["CLOSE_GRACE", "STATIC", "TURNS", "WebDemo", "run_web_demo", "web_server"]
@@ -426,8 +428,6 @@ def web_server(
 ) -> Iterator[tuple[str, WebDemo]]:
     """Serve the page and the mock provider in a thread; yields the page's URL and the
     app. On exit, every open stream ends first, then the server stops."""
-    from .server import _uvicorn
-
     app = WebDemo(
         directory,
         pace=pace,
@@ -438,31 +438,12 @@ def web_server(
     )
     sock = listen(host, port)
     app.url = base_url(sock)
-    config = _uvicorn().Config(
-        app,
-        lifespan="off",
-        log_config=None,
-        log_level="warning",
-        access_log=False,
-        ws="none",
-        timeout_graceful_shutdown=2,
-    )
-    server = _uvicorn().Server(config)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="laminate-web-demo", daemon=True
-    )
-    thread.start()
-    try:
-        while not server.started:
-            if not thread.is_alive():
-                raise RuntimeError("the demo server failed to start")
-            thread.join(0.005)
-        yield app.url + "/", app
-    finally:
-        app.stop()
-        server.should_exit = True
-        thread.join(timeout=5)
-        sock.close()
+    server = make_server(app, grace=2)
+    with serving(server, sock, "laminate-web-demo", "the demo server"):
+        try:
+            yield app.url + "/", app
+        finally:
+            app.stop()  # every open stream ends first, then the server stops
 
 
 def _open(url: str) -> bool:
