@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, Protocol
 
 from .._core import jsonlib
@@ -12,6 +12,7 @@ from .._core.response import StopReason
 
 __all__ = [
     "Handler",
+    "RunHandler",
     "error_from_payload",
     "int_or_none",
     "is_retryable",
@@ -35,6 +36,18 @@ class Handler(Protocol):
 
     def on_done_marker(self) -> None:
         """The SSE payload ``[DONE]``."""
+
+
+class RunHandler(Handler, Protocol):
+    """A handler that also reads many frames at once (see :class:`~laminate._framing.Batch`)."""
+
+    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
+        """Read the frames from ``start`` on that are plain text or argument deltas of
+        open blocks, a run at a time (the assembler's ``texts`` / ``tool_inputs``), and
+        return the index of the first frame left to :meth:`on_frame` (``start`` when
+        there is none to read). It never raises and never completes the answer: a run
+        the assembler refuses is left to :meth:`on_frame`, frame by frame. ``names``
+        are the frames' event names, or ``None`` when they have none."""
 
 
 _RETRYABLE_TYPES: Final = frozenset(

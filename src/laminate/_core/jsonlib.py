@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from itertools import repeat
 from typing import Any, Final
 
 __all__ = [
     "BACKEND",
     "available",
+    "batch_loads",
     "dumps",
     "exact_where",
     "loads",
@@ -160,6 +162,61 @@ def quick_loads(marker: str | None) -> Callable[[str | bytes], Any] | None:
     if BACKEND != "orjson":
         return None
     return exact_where(marker) if marker != "" else _orjson.loads
+
+
+BatchReader = Callable[[Sequence[bytes | bytearray]], Sequence[Any] | None]
+"""Reads many payloads at once."""
+
+
+def batch_loads(marker: str | None) -> BatchReader:
+    """For many frames at once (a :class:`~laminate._framing.lines.Batch`): a reader of
+    every payload's value, each exactly what :func:`quick_loads` (and :func:`loads` after
+    it) would give for that payload alone, or ``None`` when any payload is not read that
+    way (not JSON, blanks around it, a keep-alive): the caller then reads them one by
+    one. Each payload is parsed once, by itself, with no Python call between them."""
+    if BACKEND != "orjson":
+        return _scan_all
+    quick = _orjson.loads
+    if not marker:
+        return _reader(quick, None, quick)
+    return _reader(quick, marker.encode(), exact_where(marker))
+
+
+def _reader(
+    quick: Callable[[bytes | bytearray], Any],
+    marker: bytes | None,
+    exact: Callable[[str | bytes], Any],
+) -> BatchReader:
+    """orjson over every payload; ``exact`` (one Python call each) when any holds the
+    arguments marker or a ``\\u`` escape."""
+
+    def read(payloads: Sequence[bytes | bytearray]) -> Sequence[Any] | None:
+        reader: Callable[[Any], Any] = quick
+        if marker is not None:
+            text = b"".join(payloads)  # one search each, rather than one per payload
+            if marker in text or b"\\u" in text:
+                reader = exact
+        try:
+            return list(map(reader, payloads))
+        except ValueError:  # orjson.JSONDecodeError, or json's error through exact
+            return None
+
+    return read
+
+
+def _scan_all(payloads: Sequence[bytes | bytearray]) -> Sequence[Any] | None:
+    try:
+        texts = list(map(str, payloads, repeat("utf-8")))
+        # A StopIteration (no value at 0: blanks first) ends map early; the count tells.
+        pairs = list(map(scan, texts, repeat(0)))
+    except ValueError:  # invalid UTF-8, or a broken value
+        return None
+    if len(pairs) != len(texts) or not pairs:
+        return None
+    values, ends = zip(*pairs, strict=True)
+    if list(ends) != list(map(len, texts)):
+        return None  # something after the value: json.loads decides
+    return values
 
 
 def available() -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from .._apis.detect import (
 )
 from .._apis.registry import APIS, read_body
 from .._apis.spec import HandlerOptions
-from .._framing import Decoder, Frame, error_from_frame, make_decoder
+from .._framing import Batch, Decoder, Frame, error_from_frame, make_decoder
 from .._framing.document import Document, snippet
 from .._framing.sniff import Sniffer, Tail
 from . import jsonlib
@@ -106,7 +106,9 @@ class StreamNormalizer:
         self._payloads = 0
         self._loads = jsonlib.loads_exact  # until the provider is known
         self._quick = jsonlib.quick_loads(None)
+        self._read_batch = jsonlib.batch_loads(None)
         self._tail = Tail()
+        self._batching = False
         if provider is not None:
             self._start_handler(provider)
 
@@ -234,10 +236,22 @@ class StreamNormalizer:
                 return
         if self._head is not None:
             self._record_head(data)
+        decoder = self._decoder
         try:
-            self._on_frames(self._decoder.feed(data))
+            if self._batching:
+                self._on_frames(decoder.feed_batched(data))
+                return
+            self._on_frames(decoder.feed(data))
         except _NotAStream:
             self._switch_to_document()
+            return
+        self._batching = self._may_batch()
+
+    def _may_batch(self) -> bool:
+        """Whether runs of frames may come as one Batch: once the provider is known, the
+        frames are not kept, and the body is surely a stream (no frame needs a look of
+        its own)."""
+        return self._handler is not None and self._head is None and not self._keep_raw
 
     def _close(self, _: bytes) -> None:
         asm = self._assembler
@@ -292,6 +306,7 @@ class StreamNormalizer:
         if kind == "ndjson":
             self._head = Document(self._max_frame_size)
         self._decoder = make_decoder(kind, self._max_frame_size)
+        self._batching = self._may_batch()
         return data
 
     # -- one JSON document instead of a stream -------------------------------------------
@@ -323,7 +338,7 @@ class StreamNormalizer:
             self._raw_frames().append(data)
         read_body(self._assembler, data, provider, self._handler_options)
 
-    def _on_frames(self, frames: Iterable[Frame], *, at_end: bool = False) -> None:
+    def _on_frames(self, frames: Iterable[Frame | Batch], *, at_end: bool = False) -> None:
         """Parse each frame and hand it to the handler (one call per feed, not per frame)."""
         asm = self._assembler
         events_headers = None  # binary frames share their headers: an event's, checked once
@@ -335,6 +350,9 @@ class StreamNormalizer:
         for frame in frames:
             if asm.done:
                 return  # after the provider's terminal event nothing can change the answer
+            if isinstance(frame, Batch):
+                self._on_batch(frame)
+                continue
             self._frame = frame
             event, data, _, _, headers = frame
             if headers is not None and headers is not events_headers:
@@ -380,6 +398,53 @@ class StreamNormalizer:
             self._dispatch(frame, obj)
             quick = self._quick
             handler = None if self._keep_raw else self._handler
+
+    def _on_batch(self, batch: Batch) -> None:
+        """Many frames at once: their payloads parsed together, then handed over."""
+        objs = self._read_batch(batch.payloads)
+        if objs is None:  # a payload the fast reader does not take: one by one, as always
+            frames, error = batch.frames()
+            self._on_frames(frames)
+            if error is not None:
+                raise error
+            return
+        asm = self._assembler
+        handler = self._handler
+        if handler is None:  # never: the decoder batches once the handler is known
+            raise MalformedStreamError("frames in a batch before the provider is known")
+        on_frame = handler.on_frame
+        names = batch.names
+        run = getattr(handler, "run", None)
+        i = 0  # the frame being read, for an error's offset
+        try:
+            if run is not None:
+                # The handler reads the runs of plain deltas at once; the frames between
+                # them, one by one.
+                count = len(objs)
+                while i < count:
+                    i = run(names, objs, i)
+                    if i < count:
+                        on_frame(names[i] if names is not None else None, objs[i])
+                        if asm.done:
+                            return
+                        i += 1
+            elif names is None:
+                for i, obj in enumerate(objs):  # noqa: B007 (i: read after an error)
+                    on_frame(None, obj)
+                    if asm.done:
+                        return
+            else:
+                for i, obj in enumerate(objs):
+                    on_frame(names[i], obj)
+                    if asm.done:
+                        return
+        except BaseException:
+            frames, error = batch.frames()
+            if i < len(frames):
+                self._frame = frames[i]  # where the error is: the frame it came from
+            elif error is not None:
+                raise error from None  # the bytes were bad there (an event name, say)
+            raise
 
     def _parse(self, data: str, at_end: bool) -> Any:
         """A frame's JSON, read by the full reader; ``_SKIP`` for a keep-alive."""
@@ -461,6 +526,7 @@ class StreamNormalizer:
         marker = record.arguments_marker
         self._loads = jsonlib.exact_where(marker) if marker else jsonlib.loads
         self._quick = jsonlib.quick_loads(marker)
+        self._read_batch = jsonlib.batch_loads(marker)
 
     def _raw_frames(self) -> list[Any]:
         asm = self._assembler

@@ -1,7 +1,7 @@
 """Framing: bytes in, frames out, with no knowledge of what the frames carry.
 
-Every decoder has the same small interface: ``feed(bytes) -> list[Frame]``,
-``close() -> list[Frame]`` and ``bytes_seen``. :func:`choose_framing` picks one from the
+Every decoder has the same small interface: ``feed(bytes) -> list[Frame | Batch]``,
+``close() -> list[Frame | Batch]`` and ``bytes_seen``. :func:`choose_framing` picks one from the
 first bytes, the content type and the framing the API declares; :func:`make_decoder`
 builds it.
 """
@@ -18,10 +18,11 @@ from .eventstream import (
     is_prelude,
 )
 from .jsonarray import JSONArrayDecoder
-from .lines import Frame, NDJSONDecoder, SSEDecoder
+from .lines import Batch, Frame, NDJSONDecoder, SSEDecoder
 
 __all__ = [
     "PRELUDE_SIZE",
+    "Batch",
     "Decoder",
     "EventStreamDecoder",
     "Frame",
@@ -55,6 +56,9 @@ class Decoder(Protocol):
 
     def feed(self, data: bytes) -> list[Frame]:
         """The frames the new bytes complete."""
+
+    def feed_batched(self, data: bytes) -> list[Frame | Batch]:
+        """The same, with runs of regular frames as one :class:`Batch` each."""
 
     def close(self) -> list[Frame]:
         """The frames the end of the bytes completes."""

@@ -27,7 +27,7 @@ import re
 from typing import Final
 
 from .._core.errors import IncompleteStreamError, MalformedStreamError
-from .lines import Frame
+from .lines import Batch, Frame
 
 __all__ = ["JSONArrayDecoder"]
 
@@ -104,6 +104,10 @@ class JSONArrayDecoder:
             if not out:
                 raise
         return out
+
+    def feed_batched(self, data: bytes) -> list[Frame | Batch]:
+        """:meth:`feed`: a streamed array's elements always come one by one."""
+        return list(self.feed(data))
 
     def close(self) -> list[Frame]:
         """The bytes ended: raise if they ended inside an element."""

@@ -27,12 +27,15 @@ raised by the next call, so no frame that precedes the damage is lost.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import ClassVar, Final, NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from itertools import repeat
+from operator import itemgetter
+from typing import ClassVar, Final, NamedTuple, cast, overload
 
-from .._core.errors import IncompleteStreamError, MalformedStreamError
+from .._core.errors import IncompleteStreamError, LaminateError, MalformedStreamError
 
-__all__ = ["Frame", "NDJSONDecoder", "SSEDecoder"]
+__all__ = ["Batch", "Frame", "NDJSONDecoder", "SSEDecoder"]
 
 _BOM = b"\xef\xbb\xbf"
 _LINE_END = re.compile(rb"(\r\n|\r|\n)")
@@ -46,6 +49,12 @@ _new = tuple.__new__
 
 
 _SLICE: Final = 64 * 1024
+# A feed's complete lines are cut into a Batch when they hold at least this many frames.
+_BATCH_FRAMES: Final = 4
+# ... and at most this many: the parsed frames of one batch are alive at once.
+_BATCH_MAX: Final = 64
+# What cuts the "data:" or "data: " off a line.
+_CUT: Final = {5: itemgetter(slice(5, None)), 6: itemgetter(slice(6, None))}
 
 
 class Frame(NamedTuple):
@@ -61,6 +70,38 @@ class Frame(NamedTuple):
     """SSE: the last event id when the event was dispatched (``None`` if empty or never set)."""
     headers: Mapping[str, object] | None = None
     """A binary frame's headers (AWS eventstream); ``None`` for text framings."""
+
+
+class Batch:
+    """Many frames of the one regular shape nearly every LLM stream has, cut out of a
+    feed in a few whole-buffer steps instead of line by line.
+
+    The shape: SSE events of one ``data:`` line, each after one ``event:`` line or
+    none, ended by a blank line; NDJSON lines holding one object each, with no blank
+    around it. ``payloads`` are the frames' data as bytes, ``names`` each frame's event
+    name (``None`` when the events have none). The decoder checks the shape of every
+    line, so a payload is never split or joined wrongly; whether each is JSON is the
+    reader's question. A reader that finds any payload it does not take (not JSON, a keep-alive,
+    ``[DONE]``) asks :meth:`frames` for the same frames as :class:`Frame` objects, with
+    the error that follows them if the bytes were bad, exactly as the line-by-line path
+    gives them: results never depend on which path read the bytes.
+    """
+
+    __slots__ = ("_replay", "names", "payloads")
+
+    def __init__(
+        self,
+        names: Sequence[str | None] | None,
+        payloads: Sequence[bytes | bytearray],
+        replay: Callable[[], tuple[list[Frame], LaminateError | None]],
+    ) -> None:
+        self.names = names
+        self.payloads = payloads
+        self._replay = replay
+
+    def frames(self) -> tuple[list[Frame], LaminateError | None]:
+        """The same frames, one by one, and the error the bytes hold after them, if any."""
+        return self._replay()
 
 
 def _snippet(text: bytes | str) -> str:
@@ -90,6 +131,7 @@ class _LineDecoder:
     _drops_comments: ClassVar[bool] = False
 
     def __init__(self, *, max_frame_bytes: int = 16 * 1024 * 1024) -> None:
+        self._batching = False  # for the feed being read: see feed_batched()
         self._max = max_frame_bytes
         # Within the cap even when every line of a slice is empty (a list entry each).
         self._slice = max(4096, min(_SLICE, max_frame_bytes // 16))
@@ -126,10 +168,19 @@ class _LineDecoder:
         Frames completed before bad bytes in ``data`` are returned, and the
         :class:`MalformedStreamError` is raised by the next call.
         """
+        return cast("list[Frame]", self._feed_items(data, batching=False))
+
+    def feed_batched(self, data: bytes) -> list[Frame | Batch]:
+        """:meth:`feed`, but runs of frames of the regular shape come as one :class:`Batch`
+        each (what the normalizer asks for once the provider is known)."""
+        return self._feed_items(data, batching=True)
+
+    def _feed_items(self, data: bytes, *, batching: bool) -> list[Frame | Batch]:
+        self._batching = batching
         if self._error is not None or self._closed:
             self._check_usable()
             raise RuntimeError("feed() called after close()")
-        out: list[Frame] = []
+        out: list[Frame | Batch] = []
         if data:
             try:
                 # A large feed is split in slices: splitting it into lines at once would
@@ -154,7 +205,7 @@ class _LineDecoder:
         tail = bytes(self._partial) or self._head or b""
         self._head = None
         self._partial = bytearray()
-        out: list[Frame] = []
+        out: list[Frame | Batch] = []
         try:
             _check_whole_characters(tail)
             # The tail is one line, processed before any frame is built, so an error here
@@ -163,19 +214,62 @@ class _LineDecoder:
         except MalformedStreamError as exc:
             self._error = exc
             raise
-        return out
+        return only_frames(out)  # the last line, one by one
 
     def _check_usable(self) -> None:
         if self._error is not None:
             raise self._error
 
+    def _take(
+        self, lines: list[bytes], pos: int, sep: int, out: list[Frame | Batch], end: int = -1
+    ) -> None:
+        """Process complete lines; the first starts at ``pos``, each ends with ``sep`` bytes
+        (``end``, if known, is where the last one ends)."""
+        taken = 0
+        if self._batching:
+            while len(lines) - taken >= 2 * _BATCH_FRAMES:
+                start = taken
+                taken = self._take_batch(lines, taken, pos, sep, out)
+                if taken == start:
+                    break
+            if taken:
+                rest = lines[taken:]
+                # Where the lines left start: counted back from the end when it is known
+                # (over the few lines left, not the many taken).
+                if end >= 0:
+                    pos = end - sum(map(len, rest)) - len(rest) * sep
+                else:
+                    pos = _offset(lines, taken, pos, sep)
+                lines = rest
+        if lines:
+            self._take_lines(lines, pos, sep, out)
+
+    def _replayer(
+        self, lines: list[bytes], start: int, stop: int, pos: int, sep: int
+    ) -> Callable[[], tuple[list[Frame], LaminateError | None]]:
+        """What gives a batch's frames one by one: ``lines[start:stop]`` (``lines[0]``
+        at offset ``pos``) through ``_take_lines`` of a new decoder of this kind (a batch
+        starts and ends between frames)."""
+        where = (lines, start, stop, pos)
+        return partial(_replay, type(self), self._max, self._replay_id(), where, sep=sep)
+
+    def _replay_id(self) -> str | None:
+        return None
+
     # Subclass hooks.
 
-    def _take(self, lines: list[bytes], pos: int, sep: int, out: list[Frame]) -> None:
-        """Process complete lines; the first starts at ``pos``, each ends with ``sep`` bytes."""
+    def _take_lines(self, lines: list[bytes], pos: int, sep: int, out: list[Frame | Batch]) -> None:
+        """Process complete lines one by one."""
         raise NotImplementedError
 
-    def _finish(self, tail: bytes, pos: int, out: list[Frame]) -> None:
+    def _take_batch(
+        self, lines: list[bytes], taken: int, pos: int, sep: int, out: list[Frame | Batch]
+    ) -> int:
+        """Cut a :class:`Batch` from the lines from ``taken`` on (``lines[0]`` is at offset
+        ``pos``), if they have its shape: the index of the first line left."""
+        return taken
+
+    def _finish(self, tail: bytes, pos: int, out: list[Frame | Batch]) -> None:
         """Process the unterminated last line (may be empty) at the end of the stream."""
         raise NotImplementedError
 
@@ -189,7 +283,7 @@ class _LineDecoder:
 
     # Splitting.
 
-    def _feed(self, data: bytes, out: list[Frame]) -> None:
+    def _feed(self, data: bytes, out: list[Frame | Batch]) -> None:
         pos = self._seen  # stream offset of data[0]
         self._seen = pos + len(data)
         if self._head is not None or self._after_cr or self._in_comment:
@@ -205,11 +299,11 @@ class _LineDecoder:
         if lines:
             if self._partial:
                 pos = self._join_held(lines, pos)
-            self._take(lines, pos, 1, out)
+            self._take(lines, pos, 1, out, self._seen - len(tail))
         if tail:
             self._hold(tail)
 
-    def _feed_slow(self, data: bytes, pos: int, out: list[Frame]) -> None:
+    def _feed_slow(self, data: bytes, pos: int, out: list[Frame | Batch]) -> None:
         """Process a feed holding a CR, or long enough to hold a line over the cap."""
         take = self._take_capped if len(data) + len(self._partial) > self._max else self._take
         sep: int | list[int]
@@ -306,7 +400,9 @@ class _LineDecoder:
         tail = b"" if ends_cr else lines.pop()
         return lines, sep, tail
 
-    def _take_capped(self, lines: list[bytes], pos: int, sep: int, out: list[Frame]) -> None:
+    def _take_capped(
+        self, lines: list[bytes], pos: int, sep: int, out: list[Frame | Batch]
+    ) -> None:
         """``_take`` the lines, but raise at the first one over the cap, in stream order."""
         cap = self._max
         for k, line in enumerate(lines):
@@ -358,7 +454,7 @@ class SSEDecoder(_LineDecoder):
         self._stray_start = -1
         self._stray_size = 0
 
-    def _take(self, lines: list[bytes], pos: int, sep: int, out: list[Frame]) -> None:
+    def _take_lines(self, lines: list[bytes], pos: int, sep: int, out: list[Frame | Batch]) -> None:
         # One tight loop over local copies of the state: "data:" and blank lines are nearly
         # every line of an LLM stream.
         event = self._event
@@ -438,7 +534,52 @@ class SSEDecoder(_LineDecoder):
         self._data = data
         self._size = size
 
-    def _take_stray(self, line: bytes, here: int, out: list[Frame]) -> None:
+    def _take_batch(
+        self, lines: list[bytes], taken: int, pos: int, sep: int, out: list[Frame | Batch]
+    ) -> int:
+        if self._start >= 0 or self._stray is not None:
+            # Inside an event: its lines up to its blank line go one by one first.
+            start = taken
+            try:
+                taken = lines.index(b"", taken) + 1
+            except ValueError:
+                return start
+            self._take_lines(lines[start:taken], _offset(lines, start, pos, sep), sep, out)
+            if self._start >= 0 or self._stray is not None:
+                return taken
+        first = lines[taken] if taken < len(lines) else b""
+        period = 3 if first[:7] == b"event: " else 2 if first[:5] == b"data:" else 0
+        count = min((len(lines) - taken) // period, _BATCH_MAX) if period else 0
+        if count < _BATCH_FRAMES:
+            return taken
+        end = taken + count * period
+        # Each event: [an event line,] a data line, a blank line; checked a field at a time
+        # over every event, in C (a line never holds a raw LF).
+        if any(lines[taken + period - 1 : end : period]):
+            return taken
+        data = lines[taken + period - 2 : end : period]
+        prefix = b"data: " if data[0][:6] == b"data: " else b"data:"
+        if not all(map(bytes.startswith, data, repeat(prefix))):
+            return taken
+        names = None
+        if period == 3:
+            heads = lines[taken:end:3]
+            if not all(map(bytes.startswith, heads, repeat(b"event: "))):
+                return taken
+            if not b"".join(heads).isascii():
+                return taken  # decoded, and checked, line by line
+            names = _EventNames(heads)
+        payloads = list(map(_CUT[len(prefix)], data))
+        if payloads[-1] == b"[DONE]":  # OpenAI's last event: left to the line-by-line path
+            payloads.pop()
+            end -= period
+        out.append(Batch(names, payloads, self._replayer(lines, taken, end, pos, sep)))
+        return end
+
+    def _replay_id(self) -> str | None:
+        return self._id
+
+    def _take_stray(self, line: bytes, here: int, out: list[Frame | Batch]) -> None:
         """One line of a JSON object sent outside any event (see the class docstring)."""
         if self._stray is None:
             self._stray, self._stray_start, self._stray_size = [], here, 0
@@ -449,7 +590,7 @@ class SSEDecoder(_LineDecoder):
         if line[:1] == b"}" or (len(self._stray) == 1 and line.rstrip().endswith(b"}")):
             self._emit_stray(out)  # a pretty-printed object's last line, or a one-line one
 
-    def _emit_stray(self, out: list[Frame]) -> None:
+    def _emit_stray(self, out: list[Frame | Batch]) -> None:
         lines, self._stray = self._stray or [], None
         text = b"\n".join(lines).decode()
         out.append(_new(Frame, (None, text, self._stray_start, None, None)))
@@ -488,7 +629,7 @@ class SSEDecoder(_LineDecoder):
         # Report the event the line belongs to when one has started.
         return super()._line_too_long(pos if self._start < 0 else self._start, head)
 
-    def _finish(self, tail: bytes, pos: int, out: list[Frame]) -> None:
+    def _finish(self, tail: bytes, pos: int, out: list[Frame | Batch]) -> None:
         self._trailing = (
             bool(tail) or self._in_comment or self._start >= 0 or self._stray is not None
         )
@@ -501,7 +642,7 @@ class SSEDecoder(_LineDecoder):
         # The unterminated line counts as a line, then the event is dispatched as if the
         # closing blank line had come.
         lines = [tail, b""] if tail else [b""]
-        self._take(lines, pos, 1, out)
+        self._take_lines(lines, pos, 1, out)
 
 
 class NDJSONDecoder(_LineDecoder):
@@ -511,7 +652,20 @@ class NDJSONDecoder(_LineDecoder):
     (so :attr:`trailing` is always false). A leading UTF-8 BOM is dropped, as in SSE.
     """
 
-    def _take(self, lines: list[bytes], pos: int, sep: int, out: list[Frame]) -> None:
+    def _take_batch(
+        self, lines: list[bytes], taken: int, pos: int, sep: int, out: list[Frame | Batch]
+    ) -> int:
+        # Every line one object: it starts with "{" and ends with "}", no blanks around.
+        batch = lines[taken : taken + _BATCH_MAX]
+        if not all(map(bytes.startswith, batch, repeat(b"{"))) or not all(
+            map(bytes.endswith, batch, repeat(b"}"))
+        ):
+            return taken
+        end = taken + len(batch)
+        out.append(Batch(None, batch, self._replayer(lines, taken, end, pos, sep)))
+        return end
+
+    def _take_lines(self, lines: list[bytes], pos: int, sep: int, out: list[Frame | Batch]) -> None:
         here = pos
         line = b""
         try:
@@ -526,6 +680,61 @@ class NDJSONDecoder(_LineDecoder):
                 "invalid UTF-8", offset=here, snippet=_snippet(line)
             ) from None
 
-    def _finish(self, tail: bytes, pos: int, out: list[Frame]) -> None:
+    def _finish(self, tail: bytes, pos: int, out: list[Frame | Batch]) -> None:
         if tail:
-            self._take([tail], pos, 0, out)
+            self._take_lines([tail], pos, 0, out)
+
+
+def _offset(lines: list[bytes], index: int, pos: int, sep: int) -> int:
+    """The offset of ``lines[index]``, ``lines[0]`` being at ``pos``."""
+    return pos + sum(map(len, lines[:index])) + index * sep
+
+
+class _EventNames(Sequence[str | None]):
+    """The event names of a batch's events (ASCII, checked when the batch was cut),
+    decoded when asked for: most handlers read the type inside the payload. ``None`` for
+    an empty one, as line by line."""
+
+    __slots__ = ("_heads",)
+
+    def __init__(self, heads: list[bytes]) -> None:
+        self._heads = heads
+
+    def __len__(self) -> int:
+        return len(self._heads)
+
+    @overload
+    def __getitem__(self, index: int) -> str | None: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str | None]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str | None] | None:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return self._heads[index][7:].decode() or None
+
+
+def _replay(
+    kind: type[_LineDecoder],
+    max_frame_bytes: int,
+    last_id: str | None,
+    where: tuple[list[bytes], int, int, int],
+    *,
+    sep: int,
+) -> tuple[list[Frame], LaminateError | None]:
+    lines, start, stop, pos = where
+    decoder = kind(max_frame_bytes=max_frame_bytes)
+    decoder._head = None  # past the stream's start: no byte order mark
+    if isinstance(decoder, SSEDecoder):
+        decoder._id = last_id
+    out: list[Frame | Batch] = []
+    error = None
+    try:
+        decoder._take_lines(lines[start:stop], _offset(lines, start, pos, sep), sep, out)
+    except MalformedStreamError as exc:
+        error = exc
+    return only_frames(out), error
+
+
+def only_frames(items: list[Frame | Batch]) -> list[Frame]:
+    """What a decoder's feed() returns: frames only (it never batches)."""
+    return [item for item in items if isinstance(item, Frame)]
