@@ -10,14 +10,17 @@ and each header is ``name length (u8) | name (UTF-8) | value type (u8) | value``
 
 Design, and why:
 
-- The same shape as the line decoders (:mod:`.lines`): ``feed(bytes) -> list[Frame]``,
+- The same shape as the line decoders (:mod:`.lines`): ``feed(bytes) -> list[Frame | Batch]``,
   ``close()``, byte offsets counted from the first byte, and frames completed before bad
   bytes returned first with the error raised by the next call. It is written here rather
   than taken from botocore, which laminate does not depend on at runtime.
 - Linear time: fed bytes are appended to one buffer read from a position, and consumed
   bytes are dropped from its front once per feed (cheap for a ``bytearray``). A message's
   prelude is checked once, when its 12 bytes are there, and its length remembered; the
-  rest of the message is only counted until it is complete, then CRC-checked once.
+  rest of the message is only counted until it is complete, then CRC-checked once. The
+  message CRC covers the prelude too: a prelude is checked against its own CRC when its
+  message must be waited for (at once, before any wait) and when the message CRC fails
+  (to say which part is bad); a message that arrived whole is checked by one CRC.
 - Memory is bounded before it is spent: a prelude whose CRC fails, or whose lengths are
   impossible or over ``max_frame_bytes``, is an error as soon as its 12 bytes arrive, so
   a corrupt or hostile length (a NUL flood, a 4 GiB claim) never makes the decoder wait
@@ -45,11 +48,12 @@ import uuid
 import zlib
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from types import MappingProxyType
-from typing import Final
+from typing import Final, cast
 
 from .._core.errors import IncompleteStreamError, LaminateError, MalformedStreamError, ProviderError
-from .lines import Frame
+from .lines import _BATCH_MAX, Batch, Frame
 
 _new = tuple.__new__  # builds a Frame without its keyword-handling constructor
 
@@ -112,6 +116,7 @@ class EventStreamDecoder:
 
     __slots__ = (
         "_base",
+        "_batching",
         "_buf",
         "_closed",
         "_error",
@@ -127,6 +132,7 @@ class EventStreamDecoder:
     def __init__(self, *, max_frame_bytes: int = 16 * 1024 * 1024) -> None:
         if max_frame_bytes < _OVERHEAD:
             raise ValueError(f"max_frame_bytes must be at least {_OVERHEAD}")
+        self._batching = False  # for the feed being read: see feed_batched()
         self._max = max_frame_bytes
         self._buf = bytearray()
         self._pos = 0  # where the next message starts in _buf
@@ -161,11 +167,19 @@ class EventStreamDecoder:
         Frames completed before bad bytes in ``data`` are returned, and the
         :class:`MalformedStreamError` is raised by the next call.
         """
+        return cast("list[Frame]", self._feed_items(data, batching=False))
+
+    def feed_batched(self, data: bytes) -> list[Frame | Batch]:
+        """:meth:`feed`, but event messages in a row come as one :class:`Batch` each."""
+        return self._feed_items(data, batching=True)
+
+    def _feed_items(self, data: bytes, *, batching: bool) -> list[Frame | Batch]:
+        self._batching = batching
         if self._error is not None:
             raise self._error
         if self._closed:
             raise RuntimeError("feed() called after close()")
-        out: list[Frame] = []
+        out: list[Frame | Batch] = []
         if not data:
             return out
         self._seen += len(data)
@@ -208,7 +222,7 @@ class EventStreamDecoder:
             raise self._error
         return []
 
-    def _parse(self, out: list[Frame]) -> None:
+    def _parse(self, out: list[Frame | Batch]) -> None:
         buf = self._buf
         end = len(buf)
         pos = self._pos
@@ -224,6 +238,12 @@ class EventStreamDecoder:
         crc32 = zlib.crc32
         append = out.append
         size = 0  # the headers length of the message at pos
+        # While batching, the payloads of event messages in a row make one Batch.
+        batching = self._batching
+        is_event = last[1].get(":message-type", "event") == "event"
+        names: list[str | None] = []
+        payloads: list[bytearray] = []
+        batch_at = pos
         # The view is released when the loop ends, before feed() trims the buffer.
         with memoryview(buf) as view:
             while True:
@@ -231,19 +251,20 @@ class EventStreamDecoder:
                     if end - pos < prelude_size:
                         break
                     need, size, crc = unpack(buf, pos)
-                    if (
-                        crc32(view[pos : pos + 8]) != crc
-                        or need < _OVERHEAD
-                        or need > limit
-                        or size > need - _OVERHEAD
-                    ):
+                    if need < _OVERHEAD or need > limit or size > need - _OVERHEAD:
                         self._check_prelude(buf, pos)  # raises, saying which
+                    if end - pos < need and crc32(view[pos : pos + 8]) != crc:
+                        # A message to wait for: its prelude's own CRC is checked now, so
+                        # a corrupt length never makes the decoder wait. A whole message's
+                        # CRC, which covers the prelude too, checks both at once below.
+                        self._check_prelude(buf, pos)
                 elif end - pos >= need:
                     size = unpack(buf, pos)[1]  # a message whose prelude came in an earlier feed
                 if end - pos < need:
                     break
                 crc_at = pos + need - 4
                 if crc32(view[pos:crc_at]) != crc_of(buf, crc_at)[0]:
+                    self._check_prelude(buf, pos)  # a bad prelude is reported as such
                     raise MalformedStreamError(
                         "message CRC mismatch",
                         offset=base + pos,
@@ -257,6 +278,21 @@ class EventStreamDecoder:
                         last_size = size
                         seen = known.get(last_raw)
                         last = self._headers(last_raw) if seen is None else seen
+                        is_event = last[1].get(":message-type", "event") == "event"
+                    if batching and is_event:
+                        if not payloads:
+                            batch_at = pos
+                        names.append(last[0])
+                        payloads.append(buf[payload_at:crc_at])  # read, UTF-8 first, later
+                        pos += need
+                        need = 0
+                        if len(payloads) == _BATCH_MAX:
+                            append(self._batch(names, payloads, view[batch_at:pos], batch_at))
+                            names, payloads = [], []
+                        continue
+                    if payloads:
+                        append(self._batch(names, payloads, view[batch_at:pos], batch_at))
+                        names, payloads = [], []
                     data = str(view[payload_at:crc_at], "utf-8")
                 except (ValueError, OverflowError) as exc:  # UnicodeDecodeError is a ValueError
                     raise MalformedStreamError(
@@ -267,9 +303,19 @@ class EventStreamDecoder:
                 append(_new(Frame, (last[0], data, base + pos, None, last[1])))
                 pos += need
                 need = 0
+            if payloads:
+                append(self._batch(names, payloads, view[batch_at:pos], batch_at))
         self._pos = pos
         self._need = need
         self._last = last_raw, last
+
+    def _batch(
+        self, names: list[str | None], payloads: list[bytearray], region: memoryview, at: int
+    ) -> Batch:
+        """The event messages just read as one Batch; its frames, if asked for, come from a
+        copy of their bytes read again (see :class:`~.lines.Batch`)."""
+        replay = partial(_replay, bytes(region), self._base + at, self._max)
+        return Batch(names, payloads, replay)
 
     def _headers(self, raw: bytes) -> _Section:
         """Read one header section, and remember it while there are few distinct ones."""
@@ -298,6 +344,19 @@ class EventStreamDecoder:
         raise MalformedStreamError(
             problem, offset=self._base + pos, snippet=_hex(buf[pos : pos + 24])
         )
+
+
+def _replay(
+    region: bytes, offset: int, max_frame_bytes: int
+) -> tuple[list[Frame], LaminateError | None]:
+    """A batch's messages as frames, one by one, and the error their bytes hold, if any."""
+    decoder = EventStreamDecoder(max_frame_bytes=max_frame_bytes)
+    decoder._base = decoder._seen = offset
+    try:
+        frames = decoder.feed(region)
+    except LaminateError as exc:
+        return [], exc
+    return frames, decoder._error
 
 
 def _read_headers(msg: bytes, pos: int, end: int) -> dict[str, object]:
