@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Hashable, Mapping
+from itertools import repeat
 from typing import Any, Final
 
 from . import jsonlib
@@ -323,6 +324,58 @@ class Assembler:
         _text_index(event, block.index)
         _text_text(event, text)
         self.events.append(event)
+
+    def texts(self, key: Hashable, texts: list[str]) -> bool:
+        """:meth:`text` for several pieces in a row, in one call (a handler's ``run``).
+        ``False``, with nothing done, where :meth:`text` would raise: the caller then
+        hands the pieces over one by one, and the error names the right frame."""
+        if "" in texts:
+            texts = [text for text in texts if text]
+            if not texts:
+                return True
+        block = self._open.get(key)
+        if block is None:
+            block = self._open_block(key, _TEXT)
+        elif block.kind != _TEXT:
+            return False
+        parts = block.parts
+        parts += texts
+        if len(parts) >= _CHUNK:
+            block.chunks.append("".join(parts))
+            parts.clear()
+        # One event per piece, built field by field over all of them (events.text_delta).
+        count = len(texts)
+        events: list[TextDelta] = list(map(_new, repeat(TextDelta, count)))
+        any(map(_text_index, events, repeat(block.index, count)))
+        any(map(_text_text, events, texts))
+        self.events += events
+        return True
+
+    def tool_inputs(self, key: Hashable, fragments: list[str]) -> bool:
+        """:meth:`tool_input` for several fragments of one call in a row, in one call.
+        ``False``, with nothing done, where :meth:`tool_input` would raise or the block
+        is not a tool call: the caller then hands the fragments over one by one."""
+        block = self._open.get(key)
+        if block is None or block.view is None:
+            return False
+        if "" in fragments:
+            fragments = [fragment for fragment in fragments if fragment]
+            if not fragments:
+                return True
+        size = block.size + sum(map(len, fragments))
+        if size > self.max_tool_input_size:
+            return False
+        block.size = size
+        view = block.view
+        first = view.extend(fragments)
+        count = len(fragments)
+        events: list[ToolInputDelta] = list(map(_new, repeat(ToolInputDelta, count)))
+        any(map(_tool_index, events, repeat(block.index, count)))
+        any(map(_tool_fragment, events, fragments))
+        any(map(_tool_view, events, repeat(view, count)))
+        any(map(_tool_seq, events, range(first, first + count)))
+        self.events += events
+        return True
 
     def open_reasoning(
         self, key: Hashable, *, signature: str | None = None, redacted: bool = False, id: str = ""

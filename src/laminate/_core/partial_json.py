@@ -21,8 +21,9 @@ import json
 import re
 import sys
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, islice
 from typing import Any, Final
 
 __all__ = ["MAX_DEPTH", "ArgumentsView", "JSONPath", "StringDelta"]
@@ -549,6 +550,19 @@ class ArgumentsView:
             self._blocks.append("".join(recent))
             recent.clear()
         return len(ends) - 1
+
+    def extend(self, fragments: Sequence[str]) -> int:
+        """:meth:`append` for several fragments at once; the first one's number."""
+        first = len(self._ends)
+        ends = self._ends
+        ends.extend(islice(accumulate(map(len, fragments), initial=self._size), 1, None))
+        self._size = ends[-1]
+        recent = self._recent
+        recent.extend(fragments)
+        while len(recent) >= _BLOCK:
+            self._blocks.append("".join(recent[:_BLOCK]))
+            del recent[:_BLOCK]
+        return first
 
     def __len__(self) -> int:
         return len(self._ends)

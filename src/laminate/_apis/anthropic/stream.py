@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -57,6 +57,13 @@ def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
         "cache_write_tokens": int_or_none(usage.get("cache_creation_input_tokens")),
         "reasoning_tokens": int_or_none(thinking),
     }
+
+
+# The delta types a run reads, and the field that holds each one's piece.
+_RUN_FIELDS: Final[Mapping[Any, str]] = {
+    "text_delta": "text",
+    "input_json_delta": "partial_json",
+}
 
 
 class AnthropicHandler:
@@ -117,6 +124,47 @@ class AnthropicHandler:
                 pass  # sent anywhere, even between the deltas of one block
             case _:
                 pass  # event types added later by the API are ignored (documented rule)
+
+    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
+        """Runs of ``content_block_delta`` events of one delta type for one block, each
+        handed to the assembler at once (:class:`~laminate._apis.base.RunHandler`)."""
+        asm = self.assembler
+        count = len(objs)
+        i = start
+        while i < count:
+            obj = objs[i]
+            if obj.__class__ is not dict or obj.get("type") != "content_block_delta":
+                return i
+            key = obj.get("index")
+            delta = obj.get("delta")
+            if key.__class__ is not int or delta.__class__ is not dict:
+                return i
+            delta_type = delta.get("type")
+            field = _RUN_FIELDS.get(delta_type)
+            if field is None:
+                return i
+            pieces: list[str] = []
+            j = i
+            while j < count:
+                obj = objs[j]
+                if obj.__class__ is not dict or obj.get("type") != "content_block_delta":
+                    break
+                index = obj.get("index")
+                delta = obj.get("delta")
+                if index.__class__ is not int or index != key or delta.__class__ is not dict:
+                    break
+                piece = delta.get(field)
+                if delta.get("type") != delta_type or piece.__class__ is not str:
+                    break
+                pieces.append(piece)
+                j += 1
+            if j == i:
+                return i
+            took = asm.texts(key, pieces) if field == "text" else asm.tool_inputs(key, pieces)
+            if not took:
+                return i
+            i = j
+        return i
 
     def _unwrap(self, event: str | None, obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The Messages event inside a Bedrock InvokeModelWithResponseStream ``chunk``:

@@ -36,7 +36,7 @@ server tools: ``toolUse`` of type ``server_tool_use``, ``toolResult``) is kept a
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -125,6 +125,53 @@ class BedrockHandler:
                     return
             return  # an event type added later (documented rule: ignored)
         self._dispatch(event, obj)
+
+    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
+        """Runs of ``contentBlockDelta`` events of one kind (text, or a tool call's input)
+        for one block, each handed to the assembler at once
+        (:class:`~laminate._apis.base.RunHandler`)."""
+        if names is None:  # boto3's shape, {"<name>": payload}: one by one
+            return start
+        asm = self.assembler
+        count = len(objs)
+        i = start
+        while i < count:
+            if names[i] != "contentBlockDelta":
+                return i
+            obj = objs[i]
+            key = obj.get("contentBlockIndex") if obj.__class__ is dict else None
+            if key.__class__ is not int:
+                return i
+            delta = obj.get("delta")
+            is_text = delta.__class__ is dict and "text" in delta
+            pieces: list[str] = []
+            j = i
+            while j < count and names[j] == "contentBlockDelta":
+                obj = objs[j]
+                if obj.__class__ is not dict:
+                    break
+                index = obj.get("contentBlockIndex")
+                delta = obj.get("delta")
+                if index.__class__ is not int or index != key or delta.__class__ is not dict:
+                    break
+                if len(delta) != 1:
+                    break
+                if is_text:
+                    piece = delta.get("text")
+                else:
+                    tool = delta.get("toolUse")
+                    piece = tool.get("input") if tool.__class__ is dict and len(tool) == 1 else None
+                if piece.__class__ is not str:
+                    break
+                pieces.append(piece)
+                j += 1
+            if j == i:
+                return i
+            took = asm.texts(key, pieces) if is_text else asm.tool_inputs(key, pieces)
+            if not took:
+                return i
+            i = j
+        return i
 
     def on_done_marker(self) -> None:
         # ConverseStream has no `[DONE]`; read as the end of the answer only after its stop.

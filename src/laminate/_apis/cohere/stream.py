@@ -44,7 +44,7 @@ Rules, each tested:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -194,6 +194,44 @@ class CohereHandler:
                 self._untyped(obj)
             case _:
                 pass  # event types added later are ignored (documented rule)
+
+    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
+        """Runs of ``content-delta`` (plain text) or ``tool-call-delta`` (arguments) events
+        for one block, each handed to the assembler at once
+        (:class:`~laminate._apis.base.RunHandler`)."""
+        asm = self.assembler
+        count = len(objs)
+        i = start
+        while i < count:
+            obj = objs[i]
+            kind = obj.get("type") if obj.__class__ is dict else None
+            if kind not in ("content-delta", "tool-call-delta"):  # a tuple: kind may be a list
+                return i
+            text = kind == "content-delta"
+            pieces: list[str] = []
+            key = None
+            j = i
+            while j < count:
+                obj = objs[j]
+                if obj.__class__ is not dict or obj.get("type") != kind:
+                    break
+                index = obj.get("index")
+                piece = _text_piece(obj) if text else _arguments_piece(obj)
+                if piece is None or index.__class__ is not int:
+                    break
+                if key is None:
+                    key = index
+                elif index != key:
+                    break
+                pieces.append(piece)
+                j += 1
+            if key is None:
+                return i
+            took = asm.texts(key, pieces) if text else asm.tool_inputs(-1 - key, pieces)
+            if not took:
+                return i
+            i = j
+        return i
 
     def on_done_marker(self) -> None:
         if not self.assembler.finished:
@@ -419,3 +457,22 @@ def _body_call(assembler: Assembler, key: int, call: Mapping[str, Any]) -> None:
         arguments = json_text(arguments)
     assembler.tool_input(key, str_or_empty(arguments))
     assembler.end(key)
+
+
+def _text_piece(obj: dict[str, Any]) -> str | None:
+    """A ``content-delta``'s text, when it is all the delta carries (on_frame's fast path)."""
+    try:
+        content = obj["delta"]["message"]["content"]
+        text = content.get("text")
+    except (KeyError, TypeError, AttributeError):
+        return None
+    return text if text.__class__ is str and len(content) == 1 else None
+
+
+def _arguments_piece(obj: dict[str, Any]) -> str | None:
+    """A ``tool-call-delta``'s argument fragment (on_frame's fast path)."""
+    try:
+        fragment = obj["delta"]["message"]["tool_calls"]["function"]["arguments"]
+    except (KeyError, TypeError):
+        return None
+    return fragment if fragment.__class__ is str else None

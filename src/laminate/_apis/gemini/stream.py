@@ -118,6 +118,15 @@ def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
     }
 
 
+# The usage fields _counts reads.
+_COUNTS: Final = (
+    "candidatesTokenCount",
+    "thoughtsTokenCount",
+    "promptTokenCount",
+    "cachedContentTokenCount",
+)
+
+
 def _counts(usage: Mapping[str, Any]) -> UsageCounts:
     """The counts in the assembler's order (Gemini reports no cache writes)."""
     # Every chunk carries usage: plain ints are taken as they are, without a call each.
@@ -203,6 +212,68 @@ class GeminiHandler:
             if isinstance(blocked, str) and blocked:
                 # The prompt was refused: a complete answer with no content.
                 self._finish(_FILTERED.with_raw(blocked))
+
+    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
+        """A run of chunks that each continue the text block with one text part (on_frame's
+        fast path), handed to the assembler at once
+        (:class:`~laminate._apis.base.RunHandler`).
+
+        Every chunk carries the usage so far. Each one's counts replace the last's, so the
+        run's last usage alone gives the same result when every usage in the run has the
+        same keys and the last one's counts are all integers; otherwise each is applied in
+        turn, as on_frame would."""
+        asm = self.assembler
+        if not asm.started or self._kind != _TEXT:
+            return start
+        wanted = self._choice
+        pieces: list[str] = []
+        usages: list[dict[str, Any]] = []
+        keys = None
+        count = len(objs)
+        j = start
+        while j < count:
+            obj = objs[j]
+            if obj.__class__ is not dict or "error" in obj or obj.get("promptFeedback"):
+                break
+            candidates = obj.get("candidates")
+            if candidates.__class__ is not list or len(candidates) != 1:
+                break
+            candidate = candidates[0]
+            if candidate.__class__ is not dict or len(candidate) != 2:
+                break
+            index = candidate.get("index")
+            content = candidate.get("content")
+            if index.__class__ is not int or index != wanted or content.__class__ is not dict:
+                break
+            parts = content.get("parts")
+            if parts.__class__ is not list or len(parts) != 1:
+                break
+            part = parts[0]
+            if part.__class__ is not dict or len(part) != 1:
+                break
+            text = part.get("text")
+            if text.__class__ is not str:
+                break
+            usage = obj.get("usageMetadata")
+            if usage:
+                if usage.__class__ is not dict:
+                    break
+                if keys is None:
+                    keys = usage.keys()
+                elif usage.keys() != keys:
+                    break
+                usages.append(usage)
+            pieces.append(text)
+            j += 1
+        if j == start or not asm.texts(self._key, pieces):
+            return start
+        if usages:
+            last = usages[-1]
+            if all(last.get(name).__class__ is int for name in _COUNTS if name in last):
+                usages = usages[-1:]
+            for usage in usages:
+                asm.counts(usage, _counts(usage))
+        return j
 
     def on_done_marker(self) -> None:
         # Gemini sends no `[DONE]`; a proxy that adds one after the finish reason ends the

@@ -7,7 +7,7 @@ line is the server reporting a failure mid-stream (the HTTP status stays 200).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -94,6 +94,32 @@ class OllamaHandler:
             self._on_generate(obj)
         if obj.get("done") is True:
             self._on_done(obj)
+
+    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
+        """A run of lines that each add text and nothing else (on_frame's fast path: a
+        message of role and content, not done), handed to the assembler at once
+        (:class:`~laminate._apis.base.RunHandler`)."""
+        asm = self.assembler
+        if not asm.started or self._think is not None:
+            return start
+        pieces: list[str] = []
+        count = len(objs)
+        j = start
+        while j < count:
+            obj = objs[j]
+            if obj.__class__ is not dict or obj.get("error") or obj.get("done") is True:
+                break
+            message = obj.get("message")
+            if message.__class__ is not dict or len(message) != 2:
+                break
+            text = message.get("content")
+            if text.__class__ is not str:
+                break
+            pieces.append(text)
+            j += 1
+        if j == start or not asm.texts(_TEXT, pieces):
+            return start
+        return j
 
     def on_done_marker(self) -> None:
         raise shape_error("`[DONE]` in an NDJSON stream")

@@ -15,7 +15,7 @@ element with a *different* id *and* a name starts a new call.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -140,6 +140,59 @@ class OpenAIChatHandler:
             finish = choice.get("finish_reason")
             if finish:
                 self._on_finish(finish, choice, obj, usage)
+
+    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
+        """Runs of chunks that each add one piece to one block (the text, or one known
+        call's arguments) and nothing else: no usage, no finish, one choice, one delta
+        field; each run handed to the assembler at once
+        (:class:`~laminate._apis.base.RunHandler`). Anything else is on_frame's."""
+        if names is not None or not self._identified or self._think is not None:
+            return start
+        asm = self.assembler
+        calls = self._calls.by_index
+        wanted = self._choice
+        count = len(objs)
+        i = start
+        while i < count:
+            pieces: list[str] = []
+            key: Hashable = None
+            j = i
+            while j < count:
+                obj = objs[j]
+                if obj.__class__ is not dict or "error" in obj or obj.get("usage"):
+                    break
+                choices = obj.get("choices")
+                if choices.__class__ is not list or len(choices) != 1:
+                    break
+                choice = choices[0]
+                if choice.__class__ is not dict or choice.get("finish_reason"):
+                    break
+                index = choice.get("index", 0)
+                delta = choice.get("delta")
+                if index.__class__ is not int or index != wanted or delta.__class__ is not dict:
+                    break
+                if len(delta) != 1:
+                    break
+                piece = delta.get("content")
+                if piece.__class__ is str:
+                    piece_key: Hashable = _TEXT
+                else:
+                    piece, piece_key = _one_fragment(delta.get("tool_calls"), calls)
+                    if piece is None:
+                        break
+                if key is None:
+                    key = piece_key
+                elif piece_key != key:
+                    break
+                pieces.append(piece)
+                j += 1
+            if j == i:
+                return i
+            took = asm.texts(key, pieces) if key == _TEXT else asm.tool_inputs(key, pieces)
+            if not took:
+                return i
+            i = j
+        return i
 
     def on_done_marker(self) -> None:
         self._flush_think()
@@ -327,6 +380,24 @@ def _finish_error(choice: Mapping[str, Any]) -> ProviderError:
     )
 
 
+def _one_fragment(elements: Any, calls: Mapping[Hashable, _Call]) -> tuple[Any, Hashable]:
+    """The argument fragment and the call's key, when ``elements`` is the one element
+    ``{"index": n, "function": {"arguments": "..."}}`` of a known call; else ``None``."""
+    if elements.__class__ is not list or len(elements) != 1:
+        return None, None
+    element = elements[0]
+    if element.__class__ is not dict or len(element) != 2:
+        return None, None
+    function = element.get("function")
+    if function.__class__ is not dict or len(function) != 1:
+        return None, None
+    arguments = function.get("arguments")
+    call = calls.get(element.get("index"))
+    if call is None or arguments.__class__ is not str:
+        return None, None
+    return arguments, call.key
+
+
 class _Call:
     """What the matcher knows of one call: its assembler key and the identity sent."""
 
@@ -341,11 +412,11 @@ class _Call:
 class _ToolCalls:
     """Matches ``delta.tool_calls`` elements to calls (the policy in the module doc)."""
 
-    __slots__ = ("_asm", "_by_id", "_by_index", "_by_position", "_count")
+    __slots__ = ("_asm", "_by_id", "_by_position", "_count", "by_index")
 
     def __init__(self, assembler: Assembler) -> None:
         self._asm = assembler
-        self._by_index: dict[Hashable, _Call] = {}
+        self.by_index: dict[Hashable, _Call] = {}
         self._by_id: dict[str, _Call] = {}
         self._by_position: dict[int, _Call] = {}
         self._count = 0
@@ -367,7 +438,7 @@ class _ToolCalls:
         if function.__class__ is not dict or len(function) != 1:
             return False
         arguments = function.get("arguments")
-        call = self._by_index.get(element.get("index"))
+        call = self.by_index.get(element.get("index"))
         if call is None or arguments.__class__ is not str or not self._asm.is_open(call.key):
             return False
         self._asm.tool_input(call.key, arguments)
@@ -404,7 +475,7 @@ class _ToolCalls:
         if call is None:
             call = _Call(("tool", self.serial()), call_id, name)
             if index is not None:
-                self._by_index[index] = call
+                self.by_index[index] = call
             self._by_position[position] = call
             asm.tool_start(call.key, call_id, name)
         elif (call_id and call_id != call.id) or (name and name != call.name):
@@ -426,7 +497,7 @@ class _ToolCalls:
         self, index: Hashable | None, position: int, call_id: str, name: str
     ) -> _Call | None:
         if index is not None:
-            call = self._by_index.get(index)
+            call = self.by_index.get(index)
             if (
                 call is not None
                 and call_id

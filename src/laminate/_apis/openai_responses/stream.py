@@ -22,7 +22,7 @@ left out, by position. Unknown event types are ignored.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -204,6 +204,58 @@ class OpenAIResponsesHandler:
                 pass  # parts open on their first text; annotations are not modelled
             case _:
                 pass  # built-in tool progress and event types added later (documented rule)
+
+    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
+        """Runs of ``response.output_text.delta`` events for one open content part, or of
+        ``response.function_call_arguments.delta`` for one open call, each handed to the
+        assembler at once (:class:`~laminate._apis.base.RunHandler`); the conditions are
+        on_frame's fast path, checked once per run."""
+        asm = self.assembler
+        count = len(objs)
+        i = start
+        while i < count:
+            obj = objs[i]
+            kind = obj.get("type") if obj.__class__ is dict else None
+            text = kind == "response.output_text.delta"
+            if not text and kind != "response.function_call_arguments.delta":
+                return i
+            index = obj.get("output_index")
+            sub = obj.get("content_index") if text else None
+            state = self._items.get(index) if index.__class__ is int else None
+            key: Hashable = ("part", index, sub) if text else ("item", index)
+            if (
+                state is None
+                or not state.kind
+                or state.done
+                or (text and (sub.__class__ is not int or key in self._ended))
+                or not asm.is_open(key)
+            ):
+                return i
+            pieces: list[str] = []
+            j = i
+            while j < count:
+                obj = objs[j]
+                if obj.__class__ is not dict or obj.get("type") != kind:
+                    break
+                piece = obj.get("delta")
+                same = obj.get("output_index")
+                if same.__class__ is not int or same != index or piece.__class__ is not str:
+                    break
+                if text:
+                    same = obj.get("content_index")
+                    if same.__class__ is not int or same != sub:
+                        break
+                pieces.append(piece)
+                j += 1
+            if j == i:
+                return i
+            took = asm.texts(key, pieces) if text else asm.tool_inputs(key, pieces)
+            if not took:
+                return i
+            if any(pieces):
+                state.seen.add(key if text else _ARGS)
+            i = j
+        return i
 
     def on_done_marker(self) -> None:
         # Some servers end with `data: [DONE]`, which the Responses API never sends. After a
