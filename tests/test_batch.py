@@ -1,0 +1,368 @@
+"""Many frames at once (``Batch`` and the handlers' ``run``) give exactly what frames one
+by one give: the same events, the same error (type, message, offset) and the same partial
+answer, for good streams and for streams that go bad in the middle of a batch.
+
+The normalizer reads runs of regular frames as one batch once the provider is known, so
+feeding a body as a first byte and then the rest takes the batched path; feeding it byte
+by byte never does.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from laminate import StreamNormalizer, ToolInputDelta
+from laminate._core.serialize import response_to_dict
+from laminate._framing import Batch, encode_message
+
+from .support import (
+    FIXTURES,
+    REAL_STREAMS,
+    REAL_STREAMS_2,
+    STREAM_SUFFIXES,
+    Outcome,
+    bytes_of,
+    run_chunks,
+    stream_fixtures,
+)
+
+
+def batched(body: bytes, provider: str | None, **options: Any) -> Outcome:
+    return run_chunks([body[:1], body[1:]], provider, **options)
+
+
+def one_by_one(body: bytes, provider: str | None, **options: Any) -> Outcome:
+    return run_chunks(bytes_of(body), provider, **options)
+
+
+def batches_read(body: bytes, provider: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many batches the normalizer read for the body fed as a first byte and the rest."""
+    seen: list[Batch] = []
+    read = StreamNormalizer._on_batch
+
+    def counting(self: StreamNormalizer, batch: Batch) -> None:
+        seen.append(batch)
+        read(self, batch)
+
+    monkeypatch.setattr(StreamNormalizer, "_on_batch", counting)
+    batched(body, provider)
+    monkeypatch.undo()
+    return len(seen)
+
+
+def assert_same(body: bytes, provider: str | None, **options: Any) -> Outcome:
+    """Both paths agree; the batched outcome, for further checks."""
+    fast = batched(body, provider, **options)
+    slow = one_by_one(body, provider, **options)
+    assert fast.events == slow.events
+    assert type(fast.error) is type(slow.error)
+    if fast.error is not None and slow.error is not None:
+        assert str(fast.error) == str(slow.error)
+        assert getattr(fast.error, "offset", None) == getattr(slow.error, "offset", None)
+    fast_final, slow_final = fast.response, slow.response
+    assert (fast_final is None) == (slow_final is None)
+    if fast_final is not None and slow_final is not None:
+        assert response_to_dict(fast_final) == response_to_dict(slow_final)
+    return fast
+
+
+# -- builders ---------------------------------------------------------------------------------
+
+
+def openai_chunk(delta: dict[str, Any], finish: str | None = None, **top: Any) -> str:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return json.dumps({"id": "c1", "model": "m", "choices": [choice], **top})
+
+
+def sse(*payloads: str, event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return b"".join(f"{head}data: {payload}\n\n".encode() for payload in payloads)
+
+
+def openai_text(count: int) -> list[str]:
+    return [openai_chunk({"content": f"w{i} "}) for i in range(count)]
+
+
+OPENAI_END = [openai_chunk({}, "stop"), "[DONE]"]
+
+
+def anthropic(*events: dict[str, Any]) -> bytes:
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+def a_start() -> dict[str, Any]:
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude"}
+    return {"type": "message_start", "message": {**message, "content": []}}
+
+
+def a_text(index: int, text: str) -> dict[str, Any]:
+    delta = {"type": "text_delta", "text": text}
+    return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def a_args(index: int, part: str) -> dict[str, Any]:
+    delta = {"type": "input_json_delta", "partial_json": part}
+    return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+def a_tool(index: int) -> dict[str, Any]:
+    block = {"type": "tool_use", "id": f"toolu_{index}", "name": "f", "input": {}}
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def a_end(stop: str = "end_turn") -> list[dict[str, Any]]:
+    return [
+        {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"},
+    ]
+
+
+def a_text_block(index: int, count: int) -> list[dict[str, Any]]:
+    block = {"type": "content_block_start", "index": index, "content_block": {"type": "text"}}
+    pieces = [a_text(index, f"t{i} ") for i in range(count)]
+    return [block, *pieces, {"type": "content_block_stop", "index": index}]
+
+
+def a_tool_block(index: int, count: int) -> list[dict[str, Any]]:
+    parts = ['{"xs": [', *[f"{i}, " for i in range(count)], "0]}"]
+    pieces = [a_args(index, part) for part in parts]
+    return [a_tool(index), *pieces, {"type": "content_block_stop", "index": index}]
+
+
+# -- binary frames ----------------------------------------------------------------------------
+
+
+def converse(name: str, payload: dict[str, Any]) -> bytes:
+    headers = {":event-type": name, ":content-type": "application/json", ":message-type": "event"}
+    return encode_message(headers, json.dumps(payload).encode())
+
+
+def converse_text(count: int) -> list[bytes]:
+    start = converse("messageStart", {"role": "assistant"})
+    deltas = [
+        converse("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": f"w{i} "}})
+        for i in range(count)
+    ]
+    return [start, *deltas]
+
+
+CONVERSE_END = [
+    converse("contentBlockStop", {"contentBlockIndex": 0}),
+    converse("messageStop", {"stopReason": "end_turn"}),
+]
+
+
+# -- good streams -----------------------------------------------------------------------------
+
+
+def test_every_fixture_reads_alike_batched_and_byte_by_byte() -> None:
+    fixtures = stream_fixtures()
+    assert fixtures
+    for fixture in fixtures:
+        assert_same(fixture.path.read_bytes(), fixture.provider)
+
+
+@pytest.mark.parametrize("folder", [REAL_STREAMS, REAL_STREAMS_2], ids=["real-streams", "real-2"])
+def test_every_recording_reads_alike_batched_and_by_lines(folder: Any) -> None:
+    if not folder.is_dir():
+        pytest.skip(f"the shared recordings {folder.name} are not beside this clone")
+    paths = [p for p in sorted(folder.rglob("*")) if p.name.endswith(STREAM_SUFFIXES)]
+    assert paths
+    for path in paths:
+        body = path.read_bytes()
+        fast = batched(body, None)
+        slow = run_chunks(body.splitlines(keepends=True) or [body], None)
+        assert fast.events == slow.events, path
+        assert type(fast.error) is type(slow.error), path
+
+
+@pytest.mark.parametrize(
+    ("provider", "body"),
+    [
+        ("openai", sse(*openai_text(500), *OPENAI_END)),
+        ("anthropic", anthropic(a_start(), *a_text_block(0, 300), *a_end())),
+        ("bedrock", b"".join(converse_text(300))),
+    ],
+    ids=["sse", "sse-events", "eventstream"],
+)
+def test_the_batched_path_is_taken(
+    provider: str, body: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert batches_read(body, provider, monkeypatch) >= 4
+
+
+def test_a_long_stream_is_read_in_batches_with_the_same_events() -> None:
+    body = sse(*openai_text(500), *OPENAI_END)
+    outcome = assert_same(body, "openai")
+    assert outcome.error is None
+    assert outcome.response is not None
+    assert outcome.response.text() == "".join(f"w{i} " for i in range(500))
+
+
+def test_tool_arguments_in_runs_keep_their_live_views() -> None:
+    body = anthropic(a_start(), *a_text_block(0, 50), *a_tool_block(1, 300), *a_end("tool_use"))
+    outcome = assert_same(body, "anthropic")
+    deltas = [e for e in outcome.events if isinstance(e, ToolInputDelta)]
+    assert len(deltas) == 302
+    # Each event still describes the arguments as they stood after its own fragment.
+    assert deltas[0].partial.value == {"xs": []}
+    assert deltas[5].partial.value == {"xs": [0, 1, 2, 3, 4]}
+    assert deltas[-1].partial.value == {"xs": [*range(300), 0]}
+    assert deltas[-1].is_complete()
+
+
+def test_keep_alives_and_done_inside_a_run_of_events() -> None:
+    payloads = openai_text(40)
+    payloads[20:20] = ["ping", ""]
+    assert_same(sse(*payloads, *OPENAI_END), "openai")
+
+
+def test_event_names_empty_or_not_ascii_are_read_as_line_by_line() -> None:
+    events = [a_start(), *a_text_block(0, 30), *a_end()]
+    body = anthropic(*events).replace(b"event: content_block_delta\n", b"event: \xc3\xa9\n", 3)
+    assert_same(body, "anthropic")
+    body = anthropic(*events).replace(b"event: content_block_delta\n", b"event: \n")
+    assert_same(body, "anthropic")
+
+
+def test_data_lines_without_a_space() -> None:
+    body = sse(*openai_text(30), *OPENAI_END).replace(b"data: ", b"data:")
+    outcome = assert_same(body, "openai")
+    assert outcome.error is None
+
+
+# -- streams that go bad in the middle of a batch ---------------------------------------------
+
+
+def test_a_payload_that_is_not_json() -> None:
+    payloads = openai_text(60)
+    payloads[33] = '{"id": "c1", "choices": [{"index": 0, "delta": {"content": "x"'
+    outcome = assert_same(sse(*payloads, *OPENAI_END), "openai")
+    assert outcome.error is not None
+    assert outcome.response is not None
+    assert outcome.response.text() == "".join(f"w{i} " for i in range(33))
+
+
+def test_payloads_that_would_join_into_valid_json_are_still_refused() -> None:
+    # Neither payload is JSON alone; written one after the other, with a comma between
+    # them, they would be one object: each is read by itself.
+    payloads = openai_text(30)
+    payloads[10:12] = ['{"a": [{}', "{}]}"]
+    outcome = assert_same(sse(*payloads, *OPENAI_END), "openai")
+    assert outcome.error is not None
+
+
+def test_invalid_utf8_inside_a_batch() -> None:
+    body = sse(*openai_text(40), *OPENAI_END)
+    at = body.index(b"w25 ")
+    outcome = assert_same(body[:at] + b"\xff" + body[at + 1 :], "openai")
+    assert outcome.error is not None
+    assert "UTF-8" in str(outcome.error)
+
+
+def test_a_delta_for_a_block_of_another_kind_mid_run() -> None:
+    events = [a_start(), *a_tool_block(0, 40)]
+    events[20] = a_text(0, "not arguments")
+    outcome = assert_same(anthropic(*events, *a_end()), "anthropic")
+    assert outcome.error is not None
+
+
+def test_arguments_past_the_cap_mid_run() -> None:
+    events = [a_start(), *a_tool_block(0, 200), *a_end("tool_use")]
+    outcome = assert_same(anthropic(*events), "anthropic", max_tool_input_size=300)
+    assert outcome.error is not None
+    assert "max_tool_input_size" in str(outcome.error)
+
+
+def test_an_error_event_after_a_run() -> None:
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}
+    events = [a_start(), *a_text_block(0, 40)[:-1], error]
+    outcome = assert_same(anthropic(*events), "anthropic")
+    assert outcome.error is not None
+
+
+def test_ndjson_with_a_bad_line_mid_batch() -> None:
+    lines = [
+        json.dumps({"model": "m", "message": {"role": "assistant", "content": f"w{i} "}})
+        for i in range(50)
+    ]
+    lines[30] = '{"model": "m", "message": '
+    lines.append(
+        json.dumps(
+            {
+                "model": "m",
+                "message": {"role": "assistant", "content": ""},
+                "done": True,
+                "done_reason": "stop",
+            }
+        )
+    )
+    outcome = assert_same("\n".join(lines).encode() + b"\n", "ollama")
+    assert outcome.error is not None
+
+
+def test_bedrock_reads_alike_batched() -> None:
+    outcome = assert_same(b"".join([*converse_text(200), *CONVERSE_END]), "bedrock")
+    assert outcome.error is None
+
+
+def test_bedrock_payload_not_utf8_mid_batch() -> None:
+    messages = converse_text(60)
+    headers = {":event-type": "contentBlockDelta", ":message-type": "event"}
+    messages[30] = encode_message(headers, b'{"contentBlockIndex": 0, "delta": {"text": "\xff"}}')
+    outcome = assert_same(b"".join([*messages, *CONVERSE_END]), "bedrock")
+    assert outcome.error is not None
+
+
+def test_bedrock_exception_after_a_run() -> None:
+    headers = {":exception-type": "throttlingException", ":message-type": "exception"}
+    failure = encode_message(headers, b'{"message": "slow down"}')
+    outcome = assert_same(b"".join([*converse_text(60), failure]), "bedrock")
+    assert outcome.error is not None
+
+
+# -- Gemini: usage in every chunk -------------------------------------------------------------
+
+
+def gemini_chunk(text: str, usage: dict[str, Any] | None) -> str:
+    candidate = {"content": {"parts": [{"text": text}], "role": "model"}, "index": 0}
+    body: dict[str, Any] = {"candidates": [candidate], "modelVersion": "g", "responseId": "r"}
+    if usage is not None:
+        body["usageMetadata"] = usage
+    return json.dumps(body)
+
+
+GEMINI_END = json.dumps(
+    {"candidates": [{"content": {"parts": [{"text": ""}]}, "finishReason": "STOP", "index": 0}]}
+)
+
+
+@pytest.mark.parametrize(
+    "usages",
+    [
+        [{"promptTokenCount": 5, "candidatesTokenCount": i} for i in range(40)],
+        # A count only some chunks carry: it must not be lost with them.
+        [
+            {"promptTokenCount": 5, "candidatesTokenCount": i}
+            | ({"thoughtsTokenCount": 7} if i == 12 else {})
+            for i in range(40)
+        ],
+        # The last chunk's count is not a number: an earlier one stands.
+        [{"promptTokenCount": 5, "candidatesTokenCount": i if i < 39 else None} for i in range(40)],
+        [{"promptTokenCount": 5, "candidatesTokenCount": str(i)} for i in range(40)],
+        [None if i % 3 else {"promptTokenCount": i} for i in range(40)],
+    ],
+    ids=["counts", "a-field-in-one-chunk", "last-not-a-number", "strings", "some-without"],
+)
+def test_gemini_usage_is_the_same_batched(usages: list[dict[str, Any] | None]) -> None:
+    payloads = [gemini_chunk(f"w{i} ", usage) for i, usage in enumerate(usages)]
+    body = sse(*payloads, GEMINI_END).replace(b"\n", b"\r\n")
+    outcome = assert_same(body, "gemini")
+    assert outcome.error is None
+
+
+def test_fixtures_folder_is_here() -> None:
+    assert FIXTURES.is_dir()
