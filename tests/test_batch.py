@@ -366,3 +366,40 @@ def test_gemini_usage_is_the_same_batched(usages: list[dict[str, Any] | None]) -
 
 def test_fixtures_folder_is_here() -> None:
     assert FIXTURES.is_dir()
+
+
+# -- whole-object arguments stay exact with either JSON backend ------------------------------
+
+BIG = 2**70 + 1  # past 64 bits: orjson alone would read it as a float
+
+
+def ollama_line(message: dict[str, Any], **top: Any) -> str:
+    return json.dumps({"model": "m", "message": {"role": "assistant", **message}, **top})
+
+
+def test_ollama_big_integers_in_a_batch_are_exact() -> None:
+    lines = [ollama_line({"content": f"w{i} "}) for i in range(40)]
+    call = {"function": {"name": "f", "arguments": {"n": BIG, "xs": [BIG, 1]}}}
+    lines.insert(20, ollama_line({"content": "", "tool_calls": [call]}))
+    lines.append(ollama_line({"content": ""}, done=True, done_reason="stop"))
+    outcome = assert_same("\n".join(lines).encode() + b"\n", "ollama")
+    assert outcome.response is not None
+    (use,) = outcome.response.tool_uses()
+    assert use.input.value == {"n": BIG, "xs": [BIG, 1]}
+    assert type(use.input.value["n"]) is int
+
+
+def test_gemini_big_integers_in_a_batch_are_exact_even_behind_escapes() -> None:
+    chunks = [gemini_chunk(f"w{i} ", {"promptTokenCount": 5}) for i in range(40)]
+    call = {"functionCall": {"name": "f", "args": {"n": BIG}}}
+    candidate = {"content": {"parts": [call], "role": "model"}, "index": 0}
+    chunks.insert(20, json.dumps({"candidates": [candidate]}))
+    # The same call again, its key spelled with an escape.
+    chunks.insert(
+        30, json.dumps({"candidates": [candidate]}).replace("functionCall", "function\\u0043all")
+    )
+    body = sse(*chunks, GEMINI_END).replace(b"\n", b"\r\n")
+    outcome = assert_same(body, "gemini")
+    assert outcome.response is not None
+    uses = outcome.response.tool_uses()
+    assert [use.input.value for use in uses] == [{"n": BIG}, {"n": BIG}]

@@ -35,6 +35,8 @@ from .events import (
     _tool_index,
     _tool_seq,
     _tool_view,
+    text_delta,
+    tool_input_delta,
 )
 from .flex import FlexValue
 from .partial_json import _BLOCK, ArgumentsView
@@ -343,8 +345,11 @@ class Assembler:
         if len(parts) >= _CHUNK:
             block.chunks.append("".join(parts))
             parts.clear()
-        # One event per piece, built field by field over all of them (events.text_delta).
         count = len(texts)
+        if count == 1:
+            self.events.append(text_delta(block.index, texts[0]))
+            return True
+        # One event per piece, built field by field over all of them (events.text_delta).
         events: list[TextDelta] = list(map(_new, repeat(TextDelta, count)))
         any(map(_text_index, events, repeat(block.index, count)))
         any(map(_text_text, events, texts))
@@ -367,8 +372,12 @@ class Assembler:
             return False
         block.size = size
         view = block.view
-        first = view.extend(fragments)
         count = len(fragments)
+        if count == 1:
+            fragment = fragments[0]
+            self.events.append(tool_input_delta(block.index, fragment, view, view.append(fragment)))
+            return True
+        first = view.extend(fragments)
         events: list[ToolInputDelta] = list(map(_new, repeat(ToolInputDelta, count)))
         any(map(_tool_index, events, repeat(block.index, count)))
         any(map(_tool_fragment, events, fragments))

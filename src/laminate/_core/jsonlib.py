@@ -168,40 +168,23 @@ BatchReader = Callable[[Sequence[bytes | bytearray]], Sequence[Any] | None]
 """Reads many payloads at once."""
 
 
-def batch_loads(marker: str | None) -> BatchReader:
+def batch_loads() -> BatchReader:
     """For many frames at once (a :class:`~laminate._framing.lines.Batch`): a reader of
-    every payload's value, each exactly what :func:`quick_loads` (and :func:`loads` after
-    it) would give for that payload alone, or ``None`` when any payload is not read that
-    way (not JSON, blanks around it, a keep-alive): the caller then reads them one by
-    one. Each payload is parsed once, by itself, with no Python call between them."""
-    if BACKEND != "orjson":
-        return _scan_all
-    quick = _orjson.loads
-    if not marker:
-        return _reader(quick, None, quick)
-    return _reader(quick, marker.encode(), exact_where(marker))
+    every payload's value, each what :func:`quick_loads` with no arguments marker (and
+    :func:`loads` after it) would give for that payload alone, or ``None`` when any payload
+    is not read that way (not JSON, blanks around it, a keep-alive): the caller then reads
+    them one by one. Each payload is parsed once, by itself, with no Python call between
+    them. A payload that may carry whole-object tool arguments is the caller's to read
+    again exactly (:func:`exact_where`): with orjson, the run's few such frames, rather
+    than a search of every frame for the marker."""
+    return _orjson_all if BACKEND == "orjson" else _scan_all
 
 
-def _reader(
-    quick: Callable[[bytes | bytearray], Any],
-    marker: bytes | None,
-    exact: Callable[[str | bytes], Any],
-) -> BatchReader:
-    """orjson over every payload; ``exact`` (one Python call each) when any holds the
-    arguments marker or a ``\\u`` escape."""
-
-    def read(payloads: Sequence[bytes | bytearray]) -> Sequence[Any] | None:
-        reader: Callable[[Any], Any] = quick
-        if marker is not None:
-            text = b"".join(payloads)  # one search each, rather than one per payload
-            if marker in text or b"\\u" in text:
-                reader = exact
-        try:
-            return list(map(reader, payloads))
-        except ValueError:  # orjson.JSONDecodeError, or json's error through exact
-            return None
-
-    return read
+def _orjson_all(payloads: Sequence[bytes | bytearray]) -> Sequence[Any] | None:
+    try:
+        return list(map(_orjson.loads, payloads))
+    except ValueError:  # orjson.JSONDecodeError: json decides, one by one
+        return None
 
 
 def _scan_all(payloads: Sequence[bytes | bytearray]) -> Sequence[Any] | None:

@@ -8,7 +8,7 @@ normalizer stays failed from then on.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from .._apis.base import Handler, error_from_payload
@@ -106,7 +106,8 @@ class StreamNormalizer:
         self._payloads = 0
         self._loads = jsonlib.loads_exact  # until the provider is known
         self._quick = jsonlib.quick_loads(None)
-        self._read_batch = jsonlib.batch_loads(None)
+        self._read_batch = jsonlib.batch_loads()
+        self._recheck: bytes | None = None  # the arguments marker, while orjson reads batches
         self._tail = Tail()
         self._batching = False
         if provider is not None:
@@ -417,27 +418,18 @@ class StreamNormalizer:
         run = getattr(handler, "run", None)
         i = 0  # the frame being read, for an error's offset
         try:
-            if run is not None:
-                # The handler reads the runs of plain deltas at once; the frames between
-                # them, one by one.
-                count = len(objs)
-                while i < count:
+            count = len(objs)
+            while i < count:
+                if run is not None:
+                    # The handler reads the runs of plain deltas at once (never tool
+                    # arguments sent as objects); the frames between them, one by one.
                     i = run(names, objs, i)
-                    if i < count:
-                        on_frame(names[i] if names is not None else None, objs[i])
-                        if asm.done:
-                            return
-                        i += 1
-            elif names is None:
-                for i, obj in enumerate(objs):  # noqa: B007 (i: read after an error)
-                    on_frame(None, obj)
-                    if asm.done:
-                        return
-            else:
-                for i, obj in enumerate(objs):
-                    on_frame(names[i], obj)
-                    if asm.done:
-                        return
+                    if i == count:
+                        break
+                on_frame(names[i] if names is not None else None, self._exact(batch, objs, i))
+                if asm.done:
+                    return
+                i += 1
         except BaseException:
             frames, error = batch.frames()
             if i < len(frames):
@@ -445,6 +437,16 @@ class StreamNormalizer:
             elif error is not None:
                 raise error from None  # the bytes were bad there (an event name, say)
             raise
+
+    def _exact(self, batch: Batch, objs: Sequence[Any], i: int) -> Any:
+        """Frame ``i``'s value, read again exactly if orjson read it and it may carry
+        whole-object tool arguments (as ``_parse``'s reader does for one frame)."""
+        marker = self._recheck
+        if marker is not None:
+            payload = batch.payloads[i]
+            if marker in payload or b"\\u" in payload:
+                return self._loads(bytes(payload))
+        return objs[i]
 
     def _parse(self, data: str, at_end: bool) -> Any:
         """A frame's JSON, read by the full reader; ``_SKIP`` for a keep-alive."""
@@ -526,7 +528,8 @@ class StreamNormalizer:
         marker = record.arguments_marker
         self._loads = jsonlib.exact_where(marker) if marker else jsonlib.loads
         self._quick = jsonlib.quick_loads(marker)
-        self._read_batch = jsonlib.batch_loads(marker)
+        self._read_batch = jsonlib.batch_loads()
+        self._recheck = marker.encode() if marker and jsonlib.BACKEND == "orjson" else None
 
     def _raw_frames(self) -> list[Any]:
         asm = self._assembler

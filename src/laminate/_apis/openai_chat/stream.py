@@ -148,51 +148,54 @@ class OpenAIChatHandler:
         (:class:`~laminate._apis.base.RunHandler`). Anything else is on_frame's."""
         if names is not None or not self._identified or self._think is not None:
             return start
-        asm = self.assembler
         calls = self._calls.by_index
         wanted = self._choice
         count = len(objs)
-        i = start
-        while i < count:
-            pieces: list[str] = []
-            key: Hashable = None
-            j = i
-            while j < count:
-                obj = objs[j]
-                if obj.__class__ is not dict or "error" in obj or obj.get("usage"):
+        # One pass: consecutive pieces for one block make a run; parallel calls sent
+        # interleaved make runs of one.
+        i = start  # the first frame of the current run
+        key: Hashable = None
+        pieces: list[str] = []
+        j = start
+        while j < count:
+            obj = objs[j]
+            if obj.__class__ is not dict or "error" in obj or obj.get("usage"):
+                break
+            choices = obj.get("choices")
+            if choices.__class__ is not list or len(choices) != 1:
+                break
+            choice = choices[0]
+            if choice.__class__ is not dict or choice.get("finish_reason"):
+                break
+            index = choice.get("index", 0)
+            delta = choice.get("delta")
+            if index.__class__ is not int or index != wanted or delta.__class__ is not dict:
+                break
+            if len(delta) != 1:
+                break
+            piece = delta.get("content")
+            if piece.__class__ is str:
+                piece_key: Hashable = _TEXT
+            else:
+                piece, piece_key = _one_fragment(delta.get("tool_calls"), calls)
+                if piece is None:
                     break
-                choices = obj.get("choices")
-                if choices.__class__ is not list or len(choices) != 1:
-                    break
-                choice = choices[0]
-                if choice.__class__ is not dict or choice.get("finish_reason"):
-                    break
-                index = choice.get("index", 0)
-                delta = choice.get("delta")
-                if index.__class__ is not int or index != wanted or delta.__class__ is not dict:
-                    break
-                if len(delta) != 1:
-                    break
-                piece = delta.get("content")
-                if piece.__class__ is str:
-                    piece_key: Hashable = _TEXT
-                else:
-                    piece, piece_key = _one_fragment(delta.get("tool_calls"), calls)
-                    if piece is None:
-                        break
-                if key is None:
-                    key = piece_key
-                elif piece_key != key:
-                    break
+            if piece_key != key:
+                if pieces and not self._read_run(key, pieces):
+                    return i
+                i = j
+                key = piece_key
+                pieces = [piece]
+            else:
                 pieces.append(piece)
-                j += 1
-            if j == i:
-                return i
-            took = asm.texts(key, pieces) if key == _TEXT else asm.tool_inputs(key, pieces)
-            if not took:
-                return i
-            i = j
-        return i
+            j += 1
+        if pieces and not self._read_run(key, pieces):
+            return i
+        return j
+
+    def _read_run(self, key: Hashable, pieces: list[str]) -> bool:
+        asm = self.assembler
+        return asm.texts(key, pieces) if key == _TEXT else asm.tool_inputs(key, pieces)
 
     def on_done_marker(self) -> None:
         self._flush_think()
