@@ -24,7 +24,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from itertools import repeat
-from typing import Any, Final
+from typing import Any, Final, cast
 
 __all__ = [
     "BACKEND",
@@ -164,7 +164,7 @@ def quick_loads(marker: str | None) -> Callable[[str | bytes], Any] | None:
     return exact_where(marker) if marker != "" else _orjson.loads
 
 
-BatchReader = Callable[[Sequence[bytes | bytearray]], Sequence[Any] | None]
+BatchReader = Callable[[Sequence[bytes] | Sequence[str]], Sequence[Any] | None]
 """Reads many payloads at once."""
 
 
@@ -180,16 +180,20 @@ def batch_loads() -> BatchReader:
     return _orjson_all if BACKEND == "orjson" else _scan_all
 
 
-def _orjson_all(payloads: Sequence[bytes | bytearray]) -> Sequence[Any] | None:
+def _orjson_all(payloads: Sequence[bytes] | Sequence[str]) -> Sequence[Any] | None:
     try:
         return list(map(_orjson.loads, payloads))
     except ValueError:  # orjson.JSONDecodeError: json decides, one by one
         return None
 
 
-def _scan_all(payloads: Sequence[bytes | bytearray]) -> Sequence[Any] | None:
+def _scan_all(payloads: Sequence[bytes] | Sequence[str]) -> Sequence[Any] | None:
     try:
-        texts = list(map(str, payloads, repeat("utf-8")))
+        texts: Sequence[str]
+        if isinstance(payloads[0], str):
+            texts = cast("Sequence[str]", payloads)  # checked as UTF-8 by the decoder
+        else:
+            texts = list(map(str, cast("Sequence[bytes]", payloads), repeat("utf-8")))
         # A StopIteration (no value at 0: blanks first) ends map early; the count tells.
         pairs = list(map(scan, texts, repeat(0)))
     except ValueError:  # invalid UTF-8, or a broken value

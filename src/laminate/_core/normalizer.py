@@ -444,8 +444,9 @@ class StreamNormalizer:
         marker = self._recheck
         if marker is not None:
             payload = batch.payloads[i]
-            if marker in payload or b"\\u" in payload:
-                return self._loads(bytes(payload))
+            data = payload.encode() if isinstance(payload, str) else payload
+            if marker in data or b"\\u" in data:
+                return self._loads(data)
         return objs[i]
 
     def _parse(self, data: str, at_end: bool) -> Any:

@@ -223,6 +223,18 @@ class EventStreamDecoder:
         return []
 
     def _parse(self, out: list[Frame | Batch]) -> None:
+        # While batching, the payloads of event messages in a row make one Batch; those
+        # read before an error are delivered before it.
+        run = _Run(self._pos)
+        with memoryview(self._buf) as view:  # released before feed() trims the buffer
+            try:
+                self._walk(view, out, run)
+            except MalformedStreamError:
+                self._flush(run, view, out)
+                raise
+            self._flush(run, view, out)
+
+    def _walk(self, view: memoryview, out: list[Frame | Batch], run: _Run) -> None:
         buf = self._buf
         end = len(buf)
         pos = self._pos
@@ -238,14 +250,9 @@ class EventStreamDecoder:
         crc32 = zlib.crc32
         append = out.append
         size = 0  # the headers length of the message at pos
-        # While batching, the payloads of event messages in a row make one Batch.
         batching = self._batching
         is_event = last[1].get(":message-type", "event") == "event"
-        names: list[str | None] = []
-        payloads: list[bytearray] = []
-        batch_at = pos
-        # The view is released when the loop ends, before feed() trims the buffer.
-        with memoryview(buf) as view:
+        try:
             while True:
                 if not need:
                     if end - pos < prelude_size:
@@ -259,7 +266,7 @@ class EventStreamDecoder:
                         # CRC, which covers the prelude too, checks both at once below.
                         self._check_prelude(buf, pos)
                 elif end - pos >= need:
-                    size = unpack(buf, pos)[1]  # a message whose prelude came in an earlier feed
+                    size = unpack(buf, pos)[1]  # its prelude came in an earlier feed
                 if end - pos < need:
                     break
                 crc_at = pos + need - 4
@@ -279,20 +286,6 @@ class EventStreamDecoder:
                         seen = known.get(last_raw)
                         last = self._headers(last_raw) if seen is None else seen
                         is_event = last[1].get(":message-type", "event") == "event"
-                    if batching and is_event:
-                        if not payloads:
-                            batch_at = pos
-                        names.append(last[0])
-                        payloads.append(buf[payload_at:crc_at])  # read, UTF-8 first, later
-                        pos += need
-                        need = 0
-                        if len(payloads) == _BATCH_MAX:
-                            append(self._batch(names, payloads, view[batch_at:pos], batch_at))
-                            names, payloads = [], []
-                        continue
-                    if payloads:
-                        append(self._batch(names, payloads, view[batch_at:pos], batch_at))
-                        names, payloads = [], []
                     data = str(view[payload_at:crc_at], "utf-8")
                 except (ValueError, OverflowError) as exc:  # UnicodeDecodeError is a ValueError
                     raise MalformedStreamError(
@@ -300,22 +293,77 @@ class EventStreamDecoder:
                         offset=base + pos,
                         snippet=_hex(buf[pos : pos + 24]),
                     ) from None
-                append(_new(Frame, (last[0], data, base + pos, None, last[1])))
+                if not (batching and is_event):
+                    self._flush(run, view, out, pos)
+                    append(_new(Frame, (last[0], data, base + pos, None, last[1])))
+                    pos += need
+                    need = 0
+                    run.start = pos
+                    continue
                 pos += need
                 need = 0
-            if payloads:
-                append(self._batch(names, payloads, view[batch_at:pos], batch_at))
-        self._pos = pos
-        self._need = need
-        self._last = last_raw, last
+                pos = self._run(view, run, name=last[0], data=data, pos=pos, headers=last_raw)
+                if len(run.payloads) == _BATCH_MAX:
+                    self._flush(run, view, out, pos)
+        finally:
+            self._pos = pos
+            self._need = need
+            self._last = last_raw, last
 
-    def _batch(
-        self, names: list[str | None], payloads: list[bytearray], region: memoryview, at: int
-    ) -> Batch:
-        """The event messages just read as one Batch; its frames, if asked for, come from a
-        copy of their bytes read again (see :class:`~.lines.Batch`)."""
-        replay = partial(_replay, bytes(region), self._base + at, self._max)
-        return Batch(names, payloads, replay)
+    def _run(
+        self, view: memoryview, run: _Run, *, name: str | None, data: str, pos: int, headers: bytes
+    ) -> int:
+        """The usual run: whole messages with the same headers as the one just read, each
+        checked by its CRC and cut, nothing else; where the first one left starts. Anything
+        else (a message not all here, other headers, a bad CRC or UTF-8, a full batch) is
+        left to the general loop, which says what is wrong."""
+        buf = self._buf
+        end = len(buf)
+        limit = self._max
+        unpack = _PRELUDE.unpack_from
+        crc_of = _U32.unpack_from
+        crc32 = zlib.crc32
+        names = run.names
+        payloads = run.payloads
+        names.append(name)
+        payloads.append(data)
+        header_size = len(headers)
+        after = _PRELUDE.size + header_size  # from a message's start to its payload
+        smallest = _OVERHEAD + header_size
+        while len(payloads) < _BATCH_MAX and end - pos >= smallest:
+            need, size, _ = unpack(buf, pos)
+            crc_at = pos + need - 4
+            if (
+                size != header_size
+                or end - pos < need
+                or need > limit
+                or need < smallest
+                or crc32(view[pos:crc_at]) != crc_of(buf, crc_at)[0]
+                or not buf.startswith(headers, pos + _PRELUDE.size)
+            ):
+                break
+            try:
+                data = str(view[pos + after : crc_at], "utf-8")
+            except UnicodeDecodeError:
+                break
+            names.append(name)
+            payloads.append(data)
+            pos += need
+        return pos
+
+    def _flush(
+        self, run: _Run, view: memoryview, out: list[Frame | Batch], start: int = -1
+    ) -> None:
+        """The messages of the run so far, as one Batch (its frames, if asked for, come
+        from a copy of their bytes read again: see :class:`~.lines.Batch`); the next run
+        starts at ``start`` (default: where the buffer is read)."""
+        stop = self._pos if start < 0 else start
+        if run.payloads:
+            at = run.start
+            replay = partial(_replay, bytes(view[at:stop]), self._base + at, self._max)
+            out.append(Batch(run.names, run.payloads, replay))
+            run.names, run.payloads = [], []
+        run.start = stop
 
     def _headers(self, raw: bytes) -> _Section:
         """Read one header section, and remember it while there are few distinct ones."""
@@ -344,6 +392,17 @@ class EventStreamDecoder:
         raise MalformedStreamError(
             problem, offset=self._base + pos, snippet=_hex(buf[pos : pos + 24])
         )
+
+
+class _Run:
+    """The event messages read in a row and not yet handed out as a Batch."""
+
+    __slots__ = ("names", "payloads", "start")
+
+    def __init__(self, start: int) -> None:
+        self.start = start  # where the first of them starts in the buffer
+        self.names: list[str | None] = []
+        self.payloads: list[str] = []
 
 
 def _replay(

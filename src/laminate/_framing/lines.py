@@ -78,7 +78,8 @@ class Batch:
 
     The shape: SSE events of one ``data:`` line, each after one ``event:`` line or
     none, ended by a blank line; NDJSON lines holding one object each, with no blank
-    around it. ``payloads`` are the frames' data as bytes, ``names`` each frame's event
+    around it. ``payloads`` are the frames' data (bytes from the line decoders, text from
+    the binary one, which checks UTF-8 as it cuts each message), ``names`` each frame's event
     name (``None`` when the events have none). The decoder checks the shape of every
     line, so a payload is never split or joined wrongly; whether each is JSON is the
     reader's question. A reader that finds any payload it does not take (not JSON, a keep-alive,
@@ -92,7 +93,7 @@ class Batch:
     def __init__(
         self,
         names: Sequence[str | None] | None,
-        payloads: Sequence[bytes | bytearray],
+        payloads: Sequence[bytes] | Sequence[str],
         replay: Callable[[], tuple[list[Frame], LaminateError | None]],
     ) -> None:
         self.names = names
