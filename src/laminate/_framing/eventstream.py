@@ -49,6 +49,7 @@ import zlib
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from itertools import repeat
 from types import MappingProxyType
 from typing import Final, cast
 
@@ -286,7 +287,7 @@ class EventStreamDecoder:
                         seen = known.get(last_raw)
                         last = self._headers(last_raw) if seen is None else seen
                         is_event = last[1].get(":message-type", "event") == "event"
-                    data = str(view[payload_at:crc_at], "utf-8")
+                    data = buf[payload_at:crc_at].decode()
                 except (ValueError, OverflowError) as exc:  # UnicodeDecodeError is a ValueError
                     raise MalformedStreamError(
                         f"bad event stream message: {exc}",
@@ -323,32 +324,31 @@ class EventStreamDecoder:
         unpack = _PRELUDE.unpack_from
         crc_of = _U32.unpack_from
         crc32 = zlib.crc32
-        names = run.names
+        same_headers = buf.startswith
         payloads = run.payloads
-        names.append(name)
-        payloads.append(data)
+        add = payloads.append
+        add(data)
+        count = len(payloads)
         header_size = len(headers)
         after = _PRELUDE.size + header_size  # from a message's start to its payload
         smallest = _OVERHEAD + header_size
-        while len(payloads) < _BATCH_MAX and end - pos >= smallest:
-            need, size, _ = unpack(buf, pos)
+        for _ in range(_BATCH_MAX - count):
+            if end - pos < smallest:
+                break
+            need, size, _crc = unpack(buf, pos)
             crc_at = pos + need - 4
-            if (
-                size != header_size
-                or end - pos < need
-                or need > limit
-                or need < smallest
-                or crc32(view[pos:crc_at]) != crc_of(buf, crc_at)[0]
-                or not buf.startswith(headers, pos + _PRELUDE.size)
+            if size != header_size or need < smallest or crc_at + 4 > end or need > limit:
+                break
+            if crc32(view[pos:crc_at]) != crc_of(buf, crc_at)[0] or not same_headers(
+                headers, pos + _PRELUDE.size
             ):
                 break
             try:
-                data = str(view[pos + after : crc_at], "utf-8")
+                add(buf[pos + after : crc_at].decode())
             except UnicodeDecodeError:
                 break
-            names.append(name)
-            payloads.append(data)
-            pos += need
+            pos = crc_at + 4
+        run.names.extend(repeat(name, len(payloads) - count + 1))
         return pos
 
     def _flush(
