@@ -1,7 +1,8 @@
 """Framing: bytes in, frames out, with no knowledge of what the frames carry.
 
-Every decoder has the same small interface: ``feed(bytes) -> list[Frame | Batch]``,
-``close() -> list[Frame | Batch]`` and ``bytes_seen``. :func:`choose_framing` picks one from the
+Every decoder has the same small interface: ``feed(bytes) -> list[Frame]``,
+``feed_batched(bytes)`` (the same, with runs of regular frames as one :class:`Batch`),
+``close() -> list[Frame]`` and ``bytes_seen``. :func:`choose_framing` picks one from the
 first bytes, the content type and the framing the API declares; :func:`make_decoder`
 builds it.
 """

@@ -10,9 +10,10 @@ and each header is ``name length (u8) | name (UTF-8) | value type (u8) | value``
 
 Design, and why:
 
-- The same shape as the line decoders (:mod:`.lines`): ``feed(bytes) -> list[Frame | Batch]``,
-  ``close()``, byte offsets counted from the first byte, and frames completed before bad
-  bytes returned first with the error raised by the next call. It is written here rather
+- The same shape as the line decoders (:mod:`.lines`): ``feed(bytes) -> list[Frame]``,
+  ``feed_batched`` (event messages in a row as one :class:`~.lines.Batch`), ``close()``,
+  byte offsets counted from the first byte, and frames completed before bad bytes
+  returned first with the error raised by the next call. It is written here rather
   than taken from botocore, which laminate does not depend on at runtime.
 - Linear time: fed bytes are appended to one buffer read from a position, and consumed
   bytes are dropped from its front once per feed (cheap for a ``bytearray``). A message's

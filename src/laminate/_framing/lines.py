@@ -18,6 +18,11 @@ A line, or an event's accumulated data, longer than ``max_frame_bytes`` is an er
 soon as the limit is passed, so a line that never ends cannot grow memory without bound.
 SSE comment lines are exempt: their bytes are dropped as they arrive.
 
+``feed_batched`` is ``feed`` for a reader that takes many frames at once: a run of events
+(or lines) of the one regular shape LLM streams use comes out as one :class:`Batch`,
+cut from the feed's lines in whole-list steps rather than line by line; anything else
+comes out as frames, exactly as ``feed`` gives them.
+
 Every error is a :class:`MalformedStreamError` carrying the byte offset (counted from the
 very first byte, a byte order mark included) of the offending line or event. When a feed
 yields frames before it meets bad bytes, those frames are returned and the error is
