@@ -146,25 +146,25 @@ class BedrockHandler:
             is_text = delta.__class__ is dict and "text" in delta
             pieces: list[str] = []
             j = i
-            while j < count and names[j] == "contentBlockDelta":
-                obj = objs[j]
-                if obj.__class__ is not dict:
-                    break
-                index = obj.get("contentBlockIndex")
-                delta = obj.get("delta")
-                if index.__class__ is not int or index != key or delta.__class__ is not dict:
-                    break
-                if len(delta) != 1:
-                    break
-                if is_text:
-                    piece = delta.get("text")
-                else:
-                    tool = delta.get("toolUse")
-                    piece = tool.get("input") if tool.__class__ is dict and len(tool) == 1 else None
-                if piece.__class__ is not str:
-                    break
-                pieces.append(piece)
-                j += 1
+            # What on_frame's fast path reads, by subscripts: parsed JSON holds no mapping
+            # but a dict, so one that succeeds has read dicts all the way.
+            try:
+                while j < count and names[j] == "contentBlockDelta":
+                    obj = objs[j]
+                    delta = obj["delta"]
+                    piece = delta["text"] if is_text else delta["toolUse"]["input"]
+                    index = obj["contentBlockIndex"]
+                    if (
+                        index.__class__ is not int
+                        or index != key
+                        or piece.__class__ is not str
+                        or len(delta) != 1
+                    ):
+                        break
+                    pieces.append(piece)
+                    j += 1
+            except (KeyError, TypeError, IndexError):
+                pass  # frame j is on_frame's
             if j == i:
                 return i
             took = asm.texts(key, pieces) if is_text else asm.tool_inputs(key, pieces)
