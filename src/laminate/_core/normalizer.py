@@ -430,12 +430,12 @@ class StreamNormalizer:
                 if asm.done:
                     return
                 i += 1
-        except BaseException:
+        except Exception:
             frames, error = batch.frames()
             if i < len(frames):
                 self._frame = frames[i]  # where the error is: the frame it came from
             elif error is not None:
-                raise error from None  # the bytes were bad there (an event name, say)
+                raise error from None  # the bytes end before frame i: that is the error
             raise
 
     def _exact(self, batch: Batch, objs: Sequence[Any], i: int) -> Any:
