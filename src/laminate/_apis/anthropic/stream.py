@@ -145,19 +145,26 @@ class AnthropicHandler:
                 return i
             pieces: list[str] = []
             j = i
-            while j < count:
-                obj = objs[j]
-                if obj.__class__ is not dict or obj.get("type") != "content_block_delta":
-                    break
-                index = obj.get("index")
-                delta = obj.get("delta")
-                if index.__class__ is not int or index != key or delta.__class__ is not dict:
-                    break
-                piece = delta.get(field)
-                if delta.get("type") != delta_type or piece.__class__ is not str:
-                    break
-                pieces.append(piece)
-                j += 1
+            # By subscripts: parsed JSON holds no mapping but a dict, so reads that
+            # succeed have read dicts all the way.
+            try:
+                while j < count:
+                    obj = objs[j]
+                    delta = obj["delta"]
+                    piece = delta[field]
+                    index = obj["index"]
+                    if (
+                        obj["type"] != "content_block_delta"
+                        or delta["type"] != delta_type
+                        or index.__class__ is not int
+                        or index != key
+                        or piece.__class__ is not str
+                    ):
+                        break
+                    pieces.append(piece)
+                    j += 1
+            except (KeyError, TypeError, IndexError):
+                pass  # frame j is on_frame's
             if j == i:
                 return i
             took = asm.texts(key, pieces) if field == "text" else asm.tool_inputs(key, pieces)
