@@ -57,7 +57,7 @@ _SLICE: Final = 64 * 1024
 # A feed's complete lines are cut into a Batch when they hold at least this many frames.
 _BATCH_FRAMES: Final = 4
 # ... and at most this many: the parsed frames of one batch are alive at once.
-_BATCH_MAX: Final = 128
+_BATCH_MAX: Final = 256
 # What cuts the "data:" or "data: " off a line.
 _CUT: Final = {5: itemgetter(slice(5, None)), 6: itemgetter(slice(6, None))}
 
