@@ -404,3 +404,30 @@ def test_gemini_big_integers_in_a_batch_are_exact_even_behind_escapes() -> None:
     assert outcome.response is not None
     uses = outcome.response.tool_uses()
     assert [use.input.value for use in uses] == [{"n": BIG}, {"n": BIG}]
+
+
+def test_a_batch_of_binary_messages_holds_a_bounded_number_of_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Fed at once, 2 MB of messages are read in batches of at most about 64 KiB each, so
+    # what is parsed and not yet handed over stays small whatever one feed holds.
+    text = "x" * 2000
+    deltas = [
+        converse("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": text}})
+        for _ in range(1000)
+    ]
+    body = b"".join([*converse_text(0), *deltas, *CONVERSE_END])
+    sizes: list[int] = []
+    read = StreamNormalizer._on_batch
+
+    def measuring(self: StreamNormalizer, batch: Batch) -> None:
+        sizes.append(sum(map(len, batch.payloads)))
+        read(self, batch)
+
+    monkeypatch.setattr(StreamNormalizer, "_on_batch", measuring)
+    outcome = batched(body, "bedrock")
+    assert outcome.error is None
+    assert outcome.response is not None
+    assert outcome.response.text() == text * 1000
+    assert len(sizes) > 20
+    assert max(sizes) <= 64 * 1024 + 4096

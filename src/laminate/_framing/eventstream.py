@@ -84,6 +84,9 @@ _FIXED: Final = {
 }
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _HEADER_CACHE: Final = 64  # distinct header sections remembered per decoder
+# A batch ends once its messages hold this many bytes (or _BATCH_MAX messages): what is
+# parsed and not yet handed over stays small whatever one feed holds.
+_BATCH_BYTES: Final = 64 * 1024
 _MS: Final = timedelta(milliseconds=1)
 # The header that names a message, by its ``:message-type``.
 _NAME_HEADER: Final = {
@@ -305,7 +308,7 @@ class EventStreamDecoder:
                 pos += need
                 need = 0
                 pos = self._run(view, run, name=last[0], data=data, pos=pos, headers=last_raw)
-                if len(run.payloads) == _BATCH_MAX:
+                if len(run.payloads) == _BATCH_MAX or pos - run.start >= _BATCH_BYTES:
                     self._flush(run, view, out, pos)
         finally:
             self._pos = pos
@@ -320,7 +323,7 @@ class EventStreamDecoder:
         else (a message not all here, other headers, a bad CRC or UTF-8, a full batch) is
         left to the general loop, which says what is wrong."""
         buf = self._buf
-        end = len(buf)
+        end = min(len(buf), run.start + _BATCH_BYTES)  # a batch's messages: their bytes too
         limit = self._max
         unpack = _PRELUDE.unpack_from
         crc_of = _U32.unpack_from
