@@ -164,7 +164,7 @@ def quick_loads(marker: str | None) -> Callable[[str | bytes], Any] | None:
     return exact_where(marker) if marker != "" else _orjson.loads
 
 
-BatchReader = Callable[[Sequence[bytes] | Sequence[str]], Sequence[Any] | None]
+BatchReader = Callable[[Sequence[bytes | bytearray]], Sequence[Any] | None]
 """Reads many payloads at once."""
 
 
@@ -180,23 +180,22 @@ def batch_loads() -> BatchReader:
     return _orjson_all if BACKEND == "orjson" else _scan_all
 
 
-def _orjson_all(payloads: Sequence[bytes] | Sequence[str]) -> Sequence[Any] | None:
+def _orjson_all(payloads: Sequence[bytes | bytearray]) -> Sequence[Any] | None:
     try:
         return list(map(_orjson.loads, payloads))
     except ValueError:  # orjson.JSONDecodeError: json decides, one by one
         return None
 
 
-def _scan_all(payloads: Sequence[bytes] | Sequence[str]) -> Sequence[Any] | None:
+def _scan_all(payloads: Sequence[bytes | bytearray]) -> Sequence[Any] | None:
     try:
-        texts: Sequence[str]
-        if isinstance(payloads[0], str):
-            texts = cast("Sequence[str]", payloads)  # checked as UTF-8 by the decoder
-        else:
-            texts = list(map(str, cast("Sequence[bytes]", payloads), repeat("utf-8")))
+        # The payloads of a batch are all bytes or all bytearray: one unbound decode
+        # (a TypeError if not), about twice as quick as str(payload, "utf-8").
+        decode = cast("Callable[[bytes | bytearray], str]", type(payloads[0]).decode)
+        texts = list(map(decode, payloads))
         # A StopIteration (no value at 0: blanks first) ends map early; the count tells.
         pairs = list(map(scan, texts, repeat(0)))
-    except ValueError:  # invalid UTF-8, or a broken value
+    except (ValueError, TypeError):  # invalid UTF-8, a broken value (a mixed list)
         return None
     if len(pairs) != len(texts) or not pairs:
         return None

@@ -225,7 +225,8 @@ class StreamNormalizer:
     # -- steps --------------------------------------------------------------------------
 
     def _feed(self, data: bytes) -> None:
-        self._tail.note(data)
+        if self._handler is None:  # the tail is asked for only while the provider is unknown
+            self._tail.note(data)
         if self._assembler.done:
             return  # after the provider's terminal event the bytes cannot change the answer
         if self._document is not None:
@@ -443,10 +444,9 @@ class StreamNormalizer:
         whole-object tool arguments (as ``_parse``'s reader does for one frame)."""
         marker = self._recheck
         if marker is not None:
-            payload = batch.payloads[i]
-            data = payload.encode() if isinstance(payload, str) else payload
+            data = batch.payloads[i]
             if marker in data or b"\\u" in data:
-                return self._loads(data)
+                return self._loads(bytes(data))
         return objs[i]
 
     def _parse(self, data: str, at_end: bool) -> Any:

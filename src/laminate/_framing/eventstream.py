@@ -291,14 +291,17 @@ class EventStreamDecoder:
                         seen = known.get(last_raw)
                         last = self._headers(last_raw) if seen is None else seen
                         is_event = last[1].get(":message-type", "event") == "event"
-                    data = buf[payload_at:crc_at].decode()
+                    raw = buf[payload_at:crc_at]
+                    # A batch's payloads stay bytes: its reader checks their UTF-8.
+                    to_batch = batching and is_event
+                    data = "" if to_batch else raw.decode()
                 except (ValueError, OverflowError) as exc:  # UnicodeDecodeError is a ValueError
                     raise MalformedStreamError(
                         f"bad event stream message: {exc}",
                         offset=base + pos,
                         snippet=_hex(buf[pos : pos + 24]),
                     ) from None
-                if not (batching and is_event):
+                if not to_batch:
                     self._flush(run, view, out, pos)
                     append(_new(Frame, (last[0], data, base + pos, None, last[1])))
                     pos += need
@@ -307,7 +310,7 @@ class EventStreamDecoder:
                     continue
                 pos += need
                 need = 0
-                pos = self._run(view, run, name=last[0], data=data, pos=pos, headers=last_raw)
+                pos = self._run(view, run, name=last[0], raw=raw, pos=pos, headers=last_raw)
                 if len(run.payloads) == _BATCH_MAX or pos - run.start >= _BATCH_BYTES:
                     self._flush(run, view, out, pos)
         finally:
@@ -316,12 +319,20 @@ class EventStreamDecoder:
             self._last = last_raw, last
 
     def _run(
-        self, view: memoryview, run: _Run, *, name: str | None, data: str, pos: int, headers: bytes
+        self,
+        view: memoryview,
+        run: _Run,
+        *,
+        name: str | None,
+        raw: bytearray,
+        pos: int,
+        headers: bytes,
     ) -> int:
-        """The usual run: whole messages with the same headers as the one just read, each
-        checked by its CRC and cut, nothing else; where the first one left starts. Anything
-        else (a message not all here, other headers, a bad CRC or UTF-8, a full batch) is
-        left to the general loop, which says what is wrong."""
+        """The usual run: whole messages with the same headers as the one just read
+        (whose payload is ``raw``), each checked by its CRC and cut, nothing else; where
+        the first one left starts. Anything else (a message not all here, other headers,
+        a bad CRC, a full batch) is left to the general loop, which says what is wrong;
+        a payload that is not UTF-8 is the batch reader's to find (see :class:`Batch`)."""
         buf = self._buf
         end = min(len(buf), run.start + _BATCH_BYTES)  # a batch's messages: their bytes too
         limit = self._max
@@ -331,7 +342,7 @@ class EventStreamDecoder:
         same_headers = buf.startswith
         payloads = run.payloads
         add = payloads.append
-        add(data)
+        add(raw)
         count = len(payloads)
         header_size = len(headers)
         after = _PRELUDE.size + header_size  # from a message's start to its payload
@@ -347,10 +358,7 @@ class EventStreamDecoder:
                 headers, pos + _PRELUDE.size
             ):
                 break
-            try:
-                add(buf[pos + after : crc_at].decode())
-            except UnicodeDecodeError:
-                break
+            add(buf[pos + after : crc_at])
             pos = crc_at + 4
         run.names.extend(repeat(name, len(payloads) - count + 1))
         return pos
@@ -406,7 +414,7 @@ class _Run:
     def __init__(self, start: int) -> None:
         self.start = start  # where the first of them starts in the buffer
         self.names: list[str | None] = []
-        self.payloads: list[str] = []
+        self.payloads: list[bytearray] = []
 
 
 def _replay(

@@ -83,14 +83,15 @@ class Batch:
 
     The shape: SSE events of one ``data:`` line, each after one ``event:`` line or
     none, ended by a blank line; NDJSON lines holding one object each, with no blank
-    around it. ``payloads`` are the frames' data (bytes from the line decoders, text from
-    the binary one, which checks UTF-8 as it cuts each message), ``names`` each frame's event
-    name (``None`` when the events have none). The decoder checks the shape of every
-    line, so a payload is never split or joined wrongly; whether each is JSON is the
-    reader's question. A reader that finds any payload it does not take (not JSON, a keep-alive,
-    ``[DONE]``) asks :meth:`frames` for the same frames as :class:`Frame` objects, with
-    the error that follows them if the bytes were bad, exactly as the line-by-line path
-    gives them: results never depend on which path read the bytes.
+    around it; AWS event messages in a row with the same headers. ``payloads`` are the
+    frames' data, as bytes, ``names`` each frame's event name (``None`` when the events
+    have none). The decoder checks the shape of every line (or the CRC of every
+    message), so a payload is never split or joined wrongly; whether each is UTF-8 and
+    JSON is the reader's question. A reader that finds any payload it does not take
+    (not UTF-8 or not JSON, a keep-alive, ``[DONE]``) asks :meth:`frames` for the same
+    frames as :class:`Frame` objects, with the error that follows them if the bytes were
+    bad, exactly as the line-by-line path gives them: results never depend on which path
+    read the bytes.
     """
 
     __slots__ = ("_replay", "names", "payloads")
@@ -98,7 +99,7 @@ class Batch:
     def __init__(
         self,
         names: Sequence[str | None] | None,
-        payloads: Sequence[bytes] | Sequence[str],
+        payloads: Sequence[bytes | bytearray],
         replay: Callable[[], tuple[list[Frame], LaminateError | None]],
     ) -> None:
         self.names = names
