@@ -10,11 +10,13 @@ by byte never does.
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from typing import Any
 
 import pytest
 
 from laminate import StreamNormalizer, ToolInputDelta
+from laminate._core.assembler import Assembler
 from laminate._core.serialize import response_to_dict
 from laminate._framing import Batch, encode_message
 
@@ -133,6 +135,39 @@ def a_tool_block(index: int, count: int) -> list[dict[str, Any]]:
     return [a_tool(index), *pieces, {"type": "content_block_stop", "index": index}]
 
 
+def openai_call_starts(count: int) -> list[str]:
+    """One chunk per call naming it (id, name, empty arguments), as OpenAI sends them."""
+    return [
+        openai_chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": i,
+                        "id": f"call_{i}",
+                        "type": "function",
+                        "function": {"name": f"f{i}", "arguments": ""},
+                    }
+                ]
+            }
+        )
+        for i in range(count)
+    ]
+
+
+def openai_fragment(index: int, fragment: str) -> str:
+    return openai_chunk({"tool_calls": [{"index": index, "function": {"arguments": fragment}}]})
+
+
+def openai_parallel(calls: int, items: int) -> list[str]:
+    """Parallel calls whose arguments come turn about, a fragment each: ``{"xs": [0, 1, ...]}``."""
+    parts = ['{"xs": [', *[f"{i}, " for i in range(items)], "0]}"]
+    turns = [openai_fragment(call, part) for part in parts for call in range(calls)]
+    return [*openai_call_starts(calls), *turns]
+
+
+OPENAI_TOOLS_END = [openai_chunk({}, "tool_calls"), "[DONE]"]
+
+
 # -- binary frames ----------------------------------------------------------------------------
 
 
@@ -213,6 +248,63 @@ def test_tool_arguments_in_runs_keep_their_live_views() -> None:
     assert deltas[5].partial.value == {"xs": [0, 1, 2, 3, 4]}
     assert deltas[-1].partial.value == {"xs": [*range(300), 0]}
     assert deltas[-1].is_complete()
+
+
+def test_parallel_calls_sent_turn_about_read_in_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    taken: list[int] = []
+    read = Assembler.tool_inputs_mixed
+
+    def counting(self: Assembler, keys: list[Hashable], fragments: list[str]) -> bool:
+        took = read(self, keys, fragments)
+        taken.append(len(fragments) if took else 0)
+        return took
+
+    monkeypatch.setattr(Assembler, "tool_inputs_mixed", counting)
+    outcome = assert_same(sse(*openai_parallel(3, 200), *OPENAI_TOOLS_END), "openai")
+    assert sum(taken) >= 590  # of the 606 fragments: all but the batch edges
+    assert outcome.error is None
+    assert outcome.response is not None
+    want = {"xs": [*range(200), 0]}
+    assert [use.input.value for use in outcome.response.tool_uses()] == [want, want, want]
+    deltas = [e for e in outcome.events if isinstance(e, ToolInputDelta)]
+    assert [e.index for e in deltas[:6]] == [0, 1, 2, 0, 1, 2]
+    # Each call's live view counts its own fragments only.
+    assert deltas[2].partial.value == {"xs": []}
+    assert deltas[3].partial.value == {"xs": [0]}
+    assert deltas[6].partial.value == {"xs": [0, 1]}
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["empty fragments", "text between", "unknown call", "past the cap", "one call"],
+)
+def test_parallel_calls_turn_about_that_go_irregular(change: str) -> None:
+    payloads = openai_parallel(3, 60)
+    options: dict[str, Any] = {}
+    if change == "empty fragments":
+        payloads[40:40] = [openai_fragment(1, ""), openai_fragment(0, ""), openai_fragment(2, "")]
+    elif change == "text between":
+        payloads[50:50] = [openai_chunk({"content": "thinking aloud"})]
+    elif change == "unknown call":
+        payloads[45] = openai_fragment(7, "1, ")
+    elif change == "past the cap":
+        options["max_tool_input_size"] = 150  # call 1 passes it first, mid-run
+    else:
+        payloads = [*payloads[:3], *(p for p in payloads[3:] if '"index": 2' in p)]
+    outcome = assert_same(sse(*payloads, *OPENAI_TOOLS_END), "openai", **options)
+    if change == "past the cap":
+        assert outcome.error is not None
+        assert "max_tool_input_size" in str(outcome.error)
+        return
+    assert outcome.error is None
+    assert outcome.response is not None
+    kinds = [type(block).__name__ for block in outcome.response.content]
+    if change == "unknown call":  # a fragment for a call never named: a call of its own
+        assert kinds == ["ToolUse", "ToolUse", "ToolUse", "InvalidToolUse"]
+    elif change == "text between":
+        assert kinds == ["ToolUse", "ToolUse", "ToolUse", "Text"]
+    else:
+        assert kinds == ["ToolUse"] * 3
 
 
 def test_keep_alives_and_done_inside_a_run_of_events() -> None:
@@ -316,6 +408,24 @@ def test_bedrock_payload_not_utf8_mid_batch() -> None:
     messages[30] = encode_message(headers, b'{"contentBlockIndex": 0, "delta": {"text": "\xff"}}')
     outcome = assert_same(b"".join([*messages, *CONVERSE_END]), "bedrock")
     assert outcome.error is not None
+
+
+def test_bedrock_payload_not_utf8_inside_a_run_of_like_messages() -> None:
+    messages = converse_text(60)
+    payload = b'{"contentBlockIndex": 0, "delta": {"text": "\xff"}}'
+    messages[30] = encode_message(
+        {
+            ":event-type": "contentBlockDelta",
+            ":content-type": "application/json",
+            ":message-type": "event",
+        },
+        payload,
+    )
+    outcome = assert_same(b"".join([*messages, *CONVERSE_END]), "bedrock")
+    assert outcome.error is not None
+    assert "utf-8" in str(outcome.error).lower()
+    assert outcome.response is not None  # what came before it
+    assert outcome.response.text() == "".join(f"w{i} " for i in range(29))
 
 
 def test_bedrock_exception_after_a_run() -> None:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterator, Mapping
+from itertools import count as numbers_from
 from itertools import repeat
-from typing import Any, Final
+from operator import attrgetter
+from typing import Any, Final, cast
 
 from . import jsonlib
 from .errors import MalformedStreamError
@@ -195,6 +197,10 @@ class _Block:
             args, _ = finalize_tool_input(raw)
             data["input"] = args if args is not None else raw
         return data
+
+
+_index_of: Final = attrgetter("index")
+_view_of: Final = attrgetter("view")
 
 
 class Assembler:
@@ -383,6 +389,47 @@ class Assembler:
         any(map(_tool_fragment, events, fragments))
         any(map(_tool_view, events, repeat(view, count)))
         any(map(_tool_seq, events, range(first, first + count)))
+        self.events += events
+        return True
+
+    def tool_inputs_mixed(self, keys: list[Hashable], fragments: list[str]) -> bool:
+        """:meth:`tool_input` for fragments of several calls sent turn about (parallel
+        calls interleaved): fragment ``i`` is for call ``keys[i]``, the events come in
+        the fragments' order. ``False``, with nothing done, where :meth:`tool_inputs`
+        would refuse any call's share: the caller then hands them over one by one."""
+        if "" in fragments:
+            kept = [i for i, fragment in enumerate(fragments) if fragment]
+            keys = [keys[i] for i in kept]
+            fragments = [fragments[i] for i in kept]
+            if not fragments:
+                return True
+        found = list(map(self._open.get, keys))
+        if None in found:
+            return False
+        blocks = cast("list[_Block]", found)
+        shares: dict[_Block, list[str]] = {}
+        views: list[ArgumentsView] = []
+        for block in dict.fromkeys(blocks):
+            if block.view is None:
+                return False
+            shares[block] = []
+            views.append(block.view)
+        # Each call's fragments, in order, with no Python step per fragment.
+        any(map(list.append, map(shares.__getitem__, blocks), fragments))
+        sizes = [sum(map(len, share)) for share in shares.values()]
+        limit = self.max_tool_input_size
+        if any(block.size + size > limit for block, size in zip(shares, sizes, strict=True)):
+            return False
+        numbers: dict[_Block, Iterator[int]] = {}
+        for (block, share), size, view in zip(shares.items(), sizes, views, strict=True):
+            block.size += size
+            numbers[block] = numbers_from(view.extend(share))
+        total = len(fragments)
+        events: list[ToolInputDelta] = list(map(_new, repeat(ToolInputDelta, total)))
+        any(map(_tool_index, events, map(_index_of, blocks)))
+        any(map(_tool_fragment, events, fragments))
+        any(map(_tool_view, events, map(_view_of, blocks)))
+        any(map(_tool_seq, events, map(next, map(numbers.__getitem__, blocks))))
         self.events += events
         return True
 

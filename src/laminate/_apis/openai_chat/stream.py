@@ -144,17 +144,17 @@ class OpenAIChatHandler:
     def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
         """Runs of chunks that each add one piece to one block (the text, or one known
         call's arguments) and nothing else: no usage, no finish, one choice, one delta
-        field; each run handed to the assembler at once
-        (:class:`~laminate._apis.base.RunHandler`). Anything else is on_frame's."""
+        field; each run handed to the assembler at once, parallel calls sent turn about
+        too (:class:`~laminate._apis.base.RunHandler`). Anything else is on_frame's."""
         if names is not None or not self._identified or self._think is not None:
             return start
         calls = self._calls.by_index
         wanted = self._choice
         count = len(objs)
-        # One pass: consecutive pieces for one block make a run; parallel calls sent
-        # interleaved make runs of one.
-        i = start  # the first frame of the current run
-        key: Hashable = None
+        # One pass over the frames gathers each one's piece and block; the pieces go to
+        # the assembler after it, in one call when they are for one block or for calls
+        # sent turn about (parallel calls interleaved).
+        keys: list[Hashable] = []
         pieces: list[str] = []
         j = start
         while j < count:
@@ -175,22 +175,44 @@ class OpenAIChatHandler:
                 break
             piece = delta.get("content")
             if piece.__class__ is str:
-                piece_key: Hashable = _TEXT
+                keys.append(_TEXT)
             else:
-                piece, piece_key = _one_fragment(delta.get("tool_calls"), calls)
-                if piece is None:
+                # The one element {"index": n, "function": {"arguments": "..."}} of a known
+                # call, by subscripts: parsed JSON holds no mapping but a dict, so ones
+                # that succeed have read dicts all the way.
+                elements = delta.get("tool_calls")
+                if elements.__class__ is not list or len(elements) != 1:
                     break
-            if piece_key != key:
-                if pieces and not self._read_run(key, pieces):
-                    return i
-                i = j
-                key = piece_key
-                pieces = [piece]
-            else:
-                pieces.append(piece)
+                try:
+                    element = elements[0]
+                    function = element["function"]
+                    piece = function["arguments"]
+                    call = calls[element["index"]]
+                except (KeyError, TypeError):
+                    break
+                if piece.__class__ is not str or len(element) != 2 or len(function) != 1:
+                    break
+                keys.append(call.key)
+            pieces.append(piece)
             j += 1
-        if pieces and not self._read_run(key, pieces):
-            return i
+        if not keys:
+            return start
+        asm = self.assembler
+        first = keys[0]
+        if keys.count(first) == len(keys):
+            return j if self._read_run(first, pieces) else start
+        if _TEXT not in keys and asm.tool_inputs_mixed(keys, pieces):
+            return j
+        # Text and calls mixed, or a share refused: block by block, up to a refusal.
+        i = 0
+        while i < len(keys):
+            key = keys[i]
+            end = i + 1
+            while end < len(keys) and keys[end] == key:
+                end += 1
+            if not self._read_run(key, pieces[i:end]):
+                return start + i
+            i = end
         return j
 
     def _read_run(self, key: Hashable, pieces: list[str]) -> bool:
@@ -381,24 +403,6 @@ def _finish_error(choice: Mapping[str, Any]) -> ProviderError:
         retryable=True,
         raw=dict(choice),
     )
-
-
-def _one_fragment(elements: Any, calls: Mapping[Hashable, _Call]) -> tuple[Any, Hashable]:
-    """The argument fragment and the call's key, when ``elements`` is the one element
-    ``{"index": n, "function": {"arguments": "..."}}`` of a known call; else ``None``."""
-    if elements.__class__ is not list or len(elements) != 1:
-        return None, None
-    element = elements[0]
-    if element.__class__ is not dict or len(element) != 2:
-        return None, None
-    function = element.get("function")
-    if function.__class__ is not dict or len(function) != 1:
-        return None, None
-    arguments = function.get("arguments")
-    call = calls.get(element.get("index"))
-    if call is None or arguments.__class__ is not str:
-        return None, None
-    return arguments, call.key
 
 
 class _Call:
