@@ -48,6 +48,7 @@ _COLON = 58  # ord(":")
 _BRACE = 123  # ord("{")
 _LF = 10
 _CR = 13
+_LINE_END_BYTES: Final = (_LF, _CR)
 # Building the tuple directly skips NamedTuple's Python-level __new__: the hot path
 # creates one Frame per event.
 _new = tuple.__new__
@@ -392,11 +393,14 @@ class _LineDecoder:
         ends_cr = data[-1] == _CR
         self._after_cr = ends_cr
         body = data[:-1] if ends_cr else data
-        lines = body.split(b"\r\n")
-        joined = b"".join(lines)
+        # Split at every line end at once (bytes.splitlines knows only CR, LF and CRLF:
+        # quicker than a search for the two bytes), with the piece after the last one.
+        lines = body.splitlines()
+        if not body or body[-1] in _LINE_END_BYTES:
+            lines.append(b"")
         sep: int | list[int]
-        if b"\r" not in joined and b"\n" not in joined:
-            sep = 2
+        if len(body) - sum(map(len, lines)) == 2 * (len(lines) - 1):
+            sep = 2  # every line end two bytes wide: CRLF
         else:
             pieces = _LINE_END.split(body)
             lines = pieces[::2]
