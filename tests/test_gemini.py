@@ -22,6 +22,7 @@ from laminate import (
     NormalizedResponse,
     ProviderError,
     Reasoning,
+    StopReason,
     StreamNormalizer,
     Text,
     ToolInputDelta,
@@ -164,6 +165,47 @@ def test_a_whole_call_at_max_tokens_is_finished_but_a_streamed_one_is_cut() -> N
     assert isinstance(block, InvalidToolUse)
     assert block.raw_input == '{"a":1'
     assert "cut off" in block.reason
+
+
+def test_a_finish_on_every_chunk_keeps_the_text_in_one_block() -> None:
+    # Old Vertex streams repeat finishReason on every chunk while the text goes on.
+    data = sse(
+        chunk({"text": "one "}, finish="STOP"),
+        chunk({"text": "two "}, finish="STOP"),
+        chunk({"text": "three"}, finish="STOP"),
+        chunk(usageMetadata={"promptTokenCount": 3, "candidatesTokenCount": 5}),
+    )
+    outcome = run_chunks([data])
+    assert outcome.error is None
+    assert outcome.response is not None
+    assert [type(block) for block in outcome.response.content] == [Text]
+    assert outcome.response.text() == "one two three"
+    assert outcome.response.stop_reason.raw == "STOP"
+    kinds = [type(event).__name__ for event in outcome.events]
+    assert kinds.count("BlockStart") == kinds.count("BlockEnd") == 1
+    assert kinds[-2:] == ["BlockEnd", "ResponseDone"]
+
+
+def test_a_call_after_a_finish_is_a_block_of_its_own_and_the_stop_says_tool_use() -> None:
+    data = sse(
+        chunk({"text": "Let me look."}, finish="STOP"),
+        chunk({"functionCall": {"name": "f", "args": {"a": 1}}}, finish="STOP"),
+    )
+    response = run(data)
+    assert [type(block) for block in response.content] == [Text, ToolUse]
+    assert response.text() == "Let me look."
+    # The finish that came with the text was not the last: the last one wins.
+    assert response.stop_reason == StopReason.TOOL_USE
+    assert response.stop_reason.raw == "STOP"
+
+
+def test_a_cutting_finish_still_closes_the_text_at_once() -> None:
+    outcome = run_chunks(
+        [sse(chunk({"text": "a"}), chunk({"text": "b"}, finish="MAX_TOKENS"), chunk({"text": "c"}))]
+    )
+    assert outcome.response is not None
+    assert [type(block) for block in outcome.response.content] == [Text, Text]
+    assert outcome.response.stop_reason.raw == "MAX_TOKENS"
 
 
 def test_usage_is_cumulative_and_output_counts_thoughts() -> None:
@@ -701,13 +743,9 @@ RECORDINGS_2: dict[str, Rec] = {
         TOOL,
     ),
     "fbtest-vertex-unary-quota-exceeded.json": Rec(error=ProviderError),
-    # Old Vertex put finishReason on every chunk: the first one ends the blocks it saw and
-    # sets the stop reason; later chunks add blocks, the last (FAKE_ENUM) is logged, not kept.
-    "fbtest-vertex-unknown-finish-enum.sse": Rec(
-        tuple(T("") for _ in range(6)),
-        END,
-        text=None,
-    ),
+    # Old Vertex put finishReason on every chunk: the text goes on in the same block, and
+    # the last finish (an unknown FAKE_ENUM) is the one kept.
+    "fbtest-vertex-unknown-finish-enum.sse": Rec((T(""),), (None, "FAKE_ENUM"), text=None),
     "llm-gemini-arraystream-functioncall-only.json": Rec(
         (C("pelican_name_generator", {}),), TOOL, (105, 13, None)
     ),
@@ -873,11 +911,14 @@ def test_every_second_recording_has_an_expectation() -> None:
 
 
 @needs_real_streams_2
-def test_old_vertex_repeated_finish_keeps_all_the_text() -> None:
+def test_old_vertex_repeated_finish_keeps_all_the_text_in_one_block() -> None:
     path = REAL_STREAMS_2 / "gemini-native" / "fbtest-vertex-unknown-finish-enum.sse"
     response = run(path.read_bytes())
+    assert len(response.content) == 1
     assert response.text().startswith("**Cats:**\n\n- **Physical Characteristics:**")
     assert "devotion to their owners." in response.text()
+    assert response.stop_reason.kind is None
+    assert response.stop_reason.raw == "FAKE_ENUM"
 
 
 @needs_real_streams_2

@@ -214,6 +214,7 @@ class Assembler:
         self.model = ""
         self.started = False
         self.stop_reason: StopReason | None = None
+        self._stop_may_change = False  # set by finish(close=False): a later finish replaces it
         self.done = False  # ResponseDone emitted
         self.response: NormalizedResponse | None = None
         self.raw_frames: list[Any] | None = None
@@ -263,21 +264,26 @@ class Assembler:
         if raw:
             self._usage_raw.update(raw)
 
-    def finish(self, stop_reason: StopReason) -> None:
+    def finish(self, stop_reason: StopReason, *, close: bool = True) -> None:
         """The provider said why it stopped: every open block is closed now.
 
         A tool call still open when the response ends early (token limit, content
         filter, refusal, context window) was cut off, so it becomes an ``InvalidToolUse``
-        even if its text happens to parse.
+        even if its text happens to parse. ``close=False`` (a clean stop only) keeps the
+        open blocks open until :meth:`complete`, for a provider that may send more of
+        them after its finish; a later finish then replaces this one (the last one wins).
         """
-        if self.stop_reason is None:
+        if self.stop_reason is None or self._stop_may_change:
             self.stop_reason = stop_reason
+            self._stop_may_change = not close
         elif stop_reason != self.stop_reason:
             log.warning(
                 "laminate: second stop reason %r ignored (kept %r)",
                 stop_reason.raw,
                 self.stop_reason.raw,
             )
+        if not close:
+            return
         cut_off = self.stop_reason in _CUTTING
         for key in list(self._open):
             self._close(key, cut_off=cut_off)

@@ -25,7 +25,9 @@ So the handler keeps what the wire leaves implicit, one walk over each frame:
   ``Unknown`` blocks holding the part as sent.
 - **End.** ``finishReason`` (or ``promptFeedback.blockReason``, a blocked prompt) is the
   only sign of completion; a stream that ends without one was cut
-  (``IncompleteStreamError``, raised by the normalizer at the end of the bytes).
+  (``IncompleteStreamError``, raised by the normalizer at the end of the bytes). A clean
+  finish while text is being written leaves the text block open, and a later finish
+  replaces it: old Vertex streams repeat it on every chunk while the text goes on.
 - **Usage.** ``usageMetadata`` is cumulative: each report replaces the counts it holds.
 - **Errors.** ``{"error": {code, message, status}}`` in a frame is a ``ProviderError``.
 """
@@ -424,6 +426,11 @@ class GeminiHandler:
         self.assembler.unknown(("metadata", name), name, merged)
 
     def _finish(self, stop: StopReason) -> None:
+        if self._kind == _TEXT and stop in _CLEAN:
+            # The text block stays open until the stream ends: old Vertex streams put the
+            # finish on every chunk while the text goes on, and each chunk continues it.
+            self.assembler.finish(stop, close=False)
+            return
         if self._args is None or stop in _CLEAN:
             # A part arrives whole (text, a call with its `args`): the current block is
             # finished, and so is the last streamed call when the answer ends cleanly.
