@@ -1,11 +1,16 @@
 // Reads UI message streams (SSE, as laminate's "ai-sdk" target writes them) with the `ai`
 // package's own parser, chunk schema and message reader, and prints each final message as
 // one JSON line: `node read_ui_stream.mjs FILE...`. A chunk that fails the schema, or a
-// stream the reader rejects, ends the script with an error (exit status 1).
+// stream the reader rejects, ends the script with an error (exit status 1). With
+// `--errors` first, a stream's error chunk is reported instead: each line is then
+// `{"error": <errorText or null>, "message": <the final message>}`.
 import { readFile } from "node:fs/promises";
 import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from "ai";
 
-async function finalMessage(bytes) {
+const reportErrors = process.argv[2] === "--errors";
+const paths = process.argv.slice(reportErrors ? 3 : 2);
+
+async function finalMessage(bytes, errors) {
   const input = new ReadableStream({
     start(controller) {
       controller.enqueue(new Uint8Array(bytes));
@@ -26,13 +31,17 @@ async function finalMessage(bytes) {
   const messages = readUIMessageStream({
     stream: chunks,
     onError: (error) => {
-      throw error;
+      if (!reportErrors) throw error;
+      errors.push(error.message);
     },
   });
   for await (const message of messages) last = message;
   return last;
 }
 
-for (const path of process.argv.slice(2)) {
-  process.stdout.write(JSON.stringify(await finalMessage(await readFile(path))) + "\n");
+for (const path of paths) {
+  const errors = [];
+  const message = await finalMessage(await readFile(path), errors);
+  const line = reportErrors ? { error: errors[0] ?? null, message } : message;
+  process.stdout.write(JSON.stringify(line) + "\n");
 }

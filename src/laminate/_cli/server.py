@@ -51,6 +51,7 @@ import anyio
 from .._apis.registry import APIS
 from .._apis.spec import Api, Mock, common_error_body
 from .._core.errors import LaminateError, ProviderError
+from .._core.events import Event
 from .._core.normalizer import StreamNormalizer
 
 __all__ = [
@@ -413,21 +414,27 @@ def _body_reply(recording: Recording) -> _Reply:
 
 def _encoded_reply(recording: Recording, target: str, stream: bool, shape: str) -> _Reply:
     """A recording normalized, then written as ``target``: a stream paced event by event,
-    or a complete body; a recording that ends in an error is answered with that error."""
+    or a complete body. A recording that ends in an error is answered with that error: in
+    the stream, as the target's in-stream error after what came before it, when anything
+    did; else as an error status."""
     from .._encode.encoder import StreamEncoder, encode_response
 
     normalizer = StreamNormalizer(recording.provider)
+    events: list[Event] = []
+    failure: LaminateError | None = None
     try:
-        events = normalizer.feed(recording.stream.read_bytes())
+        events += normalizer.feed(recording.stream.read_bytes())  # up to any error
         events += normalizer.close()
     except LaminateError as exc:
-        status = 500 if getattr(exc, "retryable", True) else 400
-        return _error(shape, status, getattr(exc, "error_type", "api_error"), str(exc))
+        failure = exc
+    if failure is not None and not (stream and events):
+        status = 500 if getattr(failure, "retryable", True) else 400
+        return _error(shape, status, getattr(failure, "error_type", "api_error"), str(failure))
     if not stream and normalizer.response is not None:
         return _json_reply(200, encode_response(normalizer.response, target))
     encoder = StreamEncoder(target)
     chunks = [data for data in map(encoder.encode, events) if data]
-    chunks.append(encoder.close())
+    chunks.append(encoder.close() if failure is None else encoder.error(failure))
     headers = [(k.encode(), v.encode()) for k, v in encoder.headers.items() if k != "content-type"]
     headers.append((b"cache-control", b"no-cache"))
     return _Reply(200, encoder.media_type, chunks, headers, True)

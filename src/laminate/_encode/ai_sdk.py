@@ -11,6 +11,8 @@ is one step of one message::
     tool-input-available {toolCallId, toolName, input}   (or tool-input-error)
     finish-step · finish {finishReason}
 
+or, when the answer fails, an ``error {errorText}`` chunk where it stopped.
+
 Part ids are ``<kind>-<block index>``; tool calls keep their ids. Reasoning opens on its
 first text, so redacted reasoning (which has none) is not written; neither are opaque
 tokens, unknown blocks or usage (the protocol has no place for them).
@@ -29,7 +31,7 @@ from .._core.response import (
     Text,
     ToolUse,
 )
-from .writer import StreamWriter, dumps, json_bytes
+from .writer import Failure, StreamWriter, dumps, json_bytes
 
 __all__ = ["FINISH_REASONS", "HEADERS", "AISDKWriter"]
 
@@ -127,3 +129,12 @@ class AISDKWriter(StreamWriter):
         reason = FINISH_REASONS.get(response.stop_reason.kind or "", "other")
         finish = b'data: {"type":"finish","finishReason":"' + reason.encode() + b'"}\n\n'
         return b'data: {"type":"finish-step"}\n\n' + finish + b"data: [DONE]\n\n"
+
+    def failure(self, failure: Failure) -> bytes:
+        # The protocol's error chunk (``useChat`` sets its ``error``), then the end.
+        return (
+            b'data: {"type":"error","errorText":'
+            + json_bytes(failure.message)
+            + b"}\n\n"
+            + (b"data: [DONE]\n\n")
+        )

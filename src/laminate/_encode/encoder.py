@@ -10,6 +10,7 @@ thin loops over it, and close the event source when they stop early.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -19,10 +20,10 @@ from collections.abc import (
     Mapping,
 )
 from dataclasses import replace
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from .._apis.registry import APIS, api
-from .._core.errors import UnknownProviderError
+from .._core.errors import LaminateError, UnknownProviderError
 from .._core.events import Event
 from .._core.response import ContentBlock, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from .._core.serialize import block_to_dict, response_to_dict
@@ -45,6 +46,11 @@ _OWN: Final[Mapping[str, tuple[Callable[[], Writer], str, Mapping[str, str]]]] =
     "ai-sdk": (AISDKWriter, "text/event-stream", AI_SDK_HEADERS),
     "events": (EventsWriter, "application/x-ndjson", {}),
 }
+log = logging.getLogger("laminate")
+
+ErrorPolicy = Literal["raise", "write"]
+"""What :func:`encode_stream` does when the events fail with a :class:`LaminateError`."""
+
 _BY_FRAMING: Final = {
     "sse": "text/event-stream",
     "ndjson": "application/x-ndjson",
@@ -118,16 +124,36 @@ class StreamEncoder:
         end with nothing more, so a reader sees the stream cut short, as it was."""
         return self._writer.close()
 
+    def error(self, error: LaminateError) -> bytes:
+        """The bytes that end the stream with ``error``, written as the target's own
+        in-stream error, so a client of that API raises its usual error (the provider's
+        message, and its type and retry advice where the target can carry them; see
+        "Errors" in the writing-streams guide). Nothing is written after it."""
+        return self._writer.error(error)
 
-async def encode_stream(events: AsyncIterable[Event], target: str) -> AsyncGenerator[bytes, None]:
+
+async def encode_stream(
+    events: AsyncIterable[Event], target: str, *, errors: ErrorPolicy = "raise"
+) -> AsyncGenerator[bytes, None]:
     """Encode an async stream of events (``normalize_stream(...)``, for one) as
-    ``target``'s bytes, chunk by chunk. The source is closed when this generator is."""
-    encoder = StreamEncoder(target)
+    ``target``'s bytes, chunk by chunk. The source is closed when this generator is.
+
+    ``errors`` says what happens when the events fail with a :class:`LaminateError` (a
+    provider's error mid-stream, a connection that broke): ``"raise"`` (the default)
+    raises it, and the bytes written so far end there; ``"write"`` writes it as the
+    target's in-stream error (:meth:`StreamEncoder.error`), logs it on the ``laminate``
+    logger and ends the stream, as a gateway wants its clients to see the failure.
+    """
+    encoder = _encoder_for(target, errors)
     try:
-        async for event in events:
-            data = encoder.encode(event)
-            if data:
-                yield data
+        try:
+            async for event in events:
+                data = encoder.encode(event)
+                if data:
+                    yield data
+        except LaminateError as exc:
+            yield _failed(encoder, exc, errors)  # raises it unless errors == "write"
+            return
         tail = encoder.close()
         if tail:
             yield tail
@@ -137,14 +163,20 @@ async def encode_stream(events: AsyncIterable[Event], target: str) -> AsyncGener
             await aclose()
 
 
-def encode_stream_sync(events: Iterable[Event], target: str) -> Generator[bytes, None, None]:
+def encode_stream_sync(
+    events: Iterable[Event], target: str, *, errors: ErrorPolicy = "raise"
+) -> Generator[bytes, None, None]:
     """The sync twin of :func:`encode_stream`."""
-    encoder = StreamEncoder(target)
+    encoder = _encoder_for(target, errors)
     try:
-        for event in events:
-            data = encoder.encode(event)
-            if data:
-                yield data
+        try:
+            for event in events:
+                data = encoder.encode(event)
+                if data:
+                    yield data
+        except LaminateError as exc:
+            yield _failed(encoder, exc, errors)  # raises it unless errors == "write"
+            return
         tail = encoder.close()
         if tail:
             yield tail
@@ -152,6 +184,26 @@ def encode_stream_sync(events: Iterable[Event], target: str) -> Generator[bytes,
         close = getattr(events, "close", None)
         if close is not None:
             close()
+
+
+def _encoder_for(target: str, errors: str) -> StreamEncoder:
+    if errors not in ("raise", "write"):
+        raise ValueError(f'errors must be "raise" or "write", not {errors!r}')
+    return StreamEncoder(target)
+
+
+def _failed(encoder: StreamEncoder, error: LaminateError, errors: str) -> bytes:
+    """The error raised again (``errors="raise"``), or written to the stream and logged,
+    so that the source's failure is not lost."""
+    if errors == "raise":
+        raise error
+    log.warning(
+        "laminate: the answer failed (%s: %s); written to the %s stream",
+        type(error).__name__,
+        error,
+        encoder.target,
+    )
+    return encoder.error(error)
 
 
 def encode_response(response: NormalizedResponse, target: str) -> dict[str, Any]:

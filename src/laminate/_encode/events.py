@@ -1,7 +1,8 @@
 """laminate's own events as JSON lines (``event.to_dict()``, one per line).
 
 The lossless target: ``laminate.event_from_dict`` reads each line back into an equal
-event, and the last line holds the whole response (``response.to_dict()``). It is what
+event, and the last line holds the whole response (``response.to_dict()``), or, when the
+answer failed, the error (``{"error": {"class", "message", ...}}``). It is what
 ``laminate replay`` prints, so a recorded run can be stored and replayed as events.
 
 The three delta events, nearly every line of a long answer, are written from templates
@@ -10,6 +11,7 @@ The three delta events, nearly every line of a long answer, are written from tem
 
 from __future__ import annotations
 
+from .._core.errors import LaminateError, ProviderError
 from .._core.events import Event, ReasoningDelta, TextDelta, ToolInputDelta
 from .._core.serialize import event_to_dict
 from .writer import dumps, json_bytes
@@ -39,3 +41,15 @@ class EventsWriter:
     def close(self) -> bytes:
         """Nothing: the ``response_done`` line ends the stream."""
         return b""
+
+    def error(self, error: LaminateError) -> bytes:
+        """A last line ``{"error": {...}}`` (not an event: ``event_from_dict`` refuses it):
+        the error's class, message and, for a :class:`ProviderError`, its type and retry
+        advice."""
+        if not isinstance(error, LaminateError):
+            raise TypeError(f"error() takes a LaminateError, not {type(error).__name__}")
+        fields: dict[str, object] = {"class": type(error).__name__, "message": str(error)}
+        if isinstance(error, ProviderError):
+            fields["error_type"] = error.error_type
+            fields["retryable"] = error.retryable
+        return dumps({"error": fields}) + b"\n"

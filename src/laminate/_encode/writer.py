@@ -24,8 +24,15 @@ from collections.abc import Mapping
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any, ClassVar, Protocol
 
+from .._apis.base import is_retryable
 from .._core import jsonlib
-from .._core.errors import LaminateError
+from .._core.errors import (
+    IncompleteStreamError,
+    LaminateError,
+    ProviderError,
+    StreamReadError,
+    StreamTimeoutError,
+)
 from .._core.events import (
     BlockEnd,
     BlockStart,
@@ -47,6 +54,7 @@ from .._core.response import (
 from .._framing.writers import ndjson_line, sse_data, sse_event
 
 __all__ = [
+    "Failure",
     "StreamWriter",
     "Writer",
     "cut_off",
@@ -68,6 +76,10 @@ class Writer(Protocol):
 
     def close(self) -> bytes:
         """The bytes that end the stream (possibly empty)."""
+        ...
+
+    def error(self, error: LaminateError) -> bytes:
+        """The bytes that tell a client the answer failed; the stream ends there."""
         ...
 
 
@@ -122,6 +134,41 @@ def cut_off(block: ContentBlock) -> bool:
     return isinstance(block, InvalidToolUse) and block.reason.startswith("cut off")
 
 
+class Failure:
+    """An error as a writer writes it (:meth:`StreamWriter.error`).
+
+    ``message`` is the error's text; ``error_type`` the provider's own type or code (for a
+    :class:`ProviderError`; ``""`` for an error laminate found itself, such as a stream cut
+    short); ``retryable`` whether retrying may succeed (a :class:`ProviderError`'s own
+    verdict; a stream that broke or was cut short may; malformed bytes will not);
+    ``timeout`` whether it was a timeout; ``own`` whether the answer came from the
+    writer's own API, so that ``error_type`` is in its vocabulary.
+    """
+
+    __slots__ = ("error_type", "message", "own", "retryable", "timeout")
+
+    def __init__(self, error: LaminateError, *, own: bool) -> None:
+        self.message = error.message or str(error) or type(error).__name__
+        self.error_type = error.error_type if isinstance(error, ProviderError) else ""
+        self.retryable = (
+            error.retryable
+            if isinstance(error, ProviderError)
+            else isinstance(error, IncompleteStreamError | StreamReadError)
+        )
+        self.timeout = isinstance(error, StreamTimeoutError) or "timeout" in self.error_type.lower()
+        self.own = own and bool(self.error_type)
+
+    def type_for(self, retryable: str, fatal: str, *, foreign: bool = True) -> str:
+        """The error type to write: the error's own when it came from this API, or (with
+        ``foreign``, for APIs whose types are free text) when this API's readers would
+        judge it alike; else ``retryable`` or ``fatal``, this API's generic types."""
+        if self.own or (
+            foreign and self.error_type and is_retryable(self.error_type) == self.retryable
+        ):
+            return self.error_type
+        return retryable if self.retryable else fatal
+
+
 # -- the base class --------------------------------------------------------------------------
 
 
@@ -131,8 +178,9 @@ class StreamWriter:
     ``name`` is the target's name (an API's ``provider`` name, ``"ai-sdk"``, ``"events"``).
     The hooks receive what they need and return bytes: :meth:`start`, :meth:`block_start`,
     :meth:`text`, :meth:`reasoning`, :meth:`tool_input`, :meth:`block_end`, :meth:`done`,
-    and :meth:`cut` (the events stopped before ``ResponseDone``; by default nothing is
-    written, so a reader sees the stream cut short as it was).
+    :meth:`cut` (the events stopped before ``ResponseDone``; by default nothing is
+    written, so a reader sees the stream cut short as it was) and :meth:`failure` (the
+    answer failed: the API's own in-stream error).
     """
 
     name: ClassVar[str] = ""
@@ -211,6 +259,17 @@ class StreamWriter:
         self._closed = True
         return b"" if self._done else self.cut()
 
+    def error(self, error: LaminateError) -> bytes:
+        """The bytes that tell a client the answer failed with ``error``, as this API says
+        it inside a stream (:meth:`failure`); the stream ends there, and :meth:`close`
+        adds nothing."""
+        if not isinstance(error, LaminateError):
+            raise TypeError(f"error() takes a LaminateError, not {type(error).__name__}")
+        if self._done or self._closed:
+            raise LaminateError(f"{self.name} writer: an error after the stream ended")
+        self._closed = True
+        return self.failure(Failure(error, own=self.own))
+
     def _held_call(self, index: int, block: ContentBlock, arguments: str) -> bytes:
         if not isinstance(block, ToolUse | InvalidToolUse):
             raise LaminateError(f"{self.name} writer: block {index} started as a tool call")
@@ -268,3 +327,7 @@ class StreamWriter:
     def cut(self) -> bytes:
         """The events ended before the answer was complete."""
         return b""
+
+    def failure(self, failure: Failure) -> bytes:
+        """The answer failed: the API's own in-stream error, what its clients raise."""
+        raise NotImplementedError

@@ -28,7 +28,7 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.writer import StreamWriter, dumps, json_bytes, sse_event, wire_stop
+from ..._encode.writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
 from ..shapes import counts
 from .stream import STOP_REASONS
 
@@ -171,3 +171,9 @@ class AnthropicWriter(StreamWriter):
         return sse_event("message_delta", dumps(delta)) + sse_event(
             "message_stop", b'{"type":"message_stop"}'
         )
+
+    def failure(self, failure: Failure) -> bytes:
+        # The `error` event the Messages API sends mid-stream (overloaded, for one).
+        kind = failure.type_for("api_error", "invalid_request_error")
+        error = {"type": "error", "error": {"type": kind, "message": failure.message}}
+        return sse_event("error", dumps(error))

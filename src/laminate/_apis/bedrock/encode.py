@@ -44,7 +44,7 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.writer import StreamWriter, cut_off, dumps, json_bytes, wire_stop
+from ..._encode.writer import Failure, StreamWriter, cut_off, dumps, json_bytes, wire_stop
 from ..._framing.eventstream import encode_message
 from ..shapes import counts
 from .stream import STOP_REASONS
@@ -193,3 +193,13 @@ class BedrockWriter(StreamWriter):
         metadata = {"usage": usage, "metrics": {"latencyMs": 0}}
         stopped = _event("messageStop", b'{"stopReason":' + json_bytes(stop) + b"}")
         return stopped + _event("metadata", dumps(metadata))
+
+    def failure(self, failure: Failure) -> bytes:
+        # An exception message: its type in a header, the message in the payload.
+        name = failure.type_for("internalServerException", "validationException", foreign=False)
+        headers = {
+            ":exception-type": name,
+            ":content-type": "application/json",
+            ":message-type": "exception",
+        }
+        return encode_message(headers, dumps({"message": failure.message}))

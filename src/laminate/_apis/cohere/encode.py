@@ -39,7 +39,15 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.writer import StreamWriter, cut_off, dumps, json_bytes, sse_event, wire_stop
+from ..._encode.writer import (
+    Failure,
+    StreamWriter,
+    cut_off,
+    dumps,
+    json_bytes,
+    sse_event,
+    wire_stop,
+)
 from ..shapes import counts
 from .stream import PLAN_ID, STOP_REASONS
 
@@ -190,6 +198,15 @@ class CohereWriter(StreamWriter):
         payload = {
             "type": "message-end",
             "delta": {"finish_reason": finish, "usage": self._usage(response)},
+        }
+        return sse_event("message-end", dumps(payload)) + _DONE
+
+    def failure(self, failure: Failure) -> bytes:
+        # `message-end` with the error's text: Cohere names no type, only ERROR or TIMEOUT.
+        finish = "TIMEOUT" if failure.timeout else "ERROR"
+        payload = {
+            "type": "message-end",
+            "delta": {"finish_reason": finish, "error": failure.message},
         }
         return sse_event("message-end", dumps(payload)) + _DONE
 

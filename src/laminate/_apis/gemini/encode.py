@@ -40,7 +40,7 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.writer import StreamWriter, dumps, json_bytes, wire_stop
+from ..._encode.writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from ..shapes import counts
 from .stream import METADATA, STOP_REASONS
 
@@ -127,6 +127,13 @@ class GeminiWriter(StreamWriter):
         if usage:
             chunk["usageMetadata"] = usage
         return b"data: " + dumps(chunk)[:-1] + b"," + self._names + b"}\r\n\r\n"
+
+    def failure(self, failure: Failure) -> bytes:
+        # Google's error object: an HTTP status and the name of its RPC code.
+        status = failure.type_for("UNAVAILABLE", "INVALID_ARGUMENT", foreign=False)
+        error = {"code": 503 if failure.retryable else 400, "message": failure.message}
+        error["status"] = status
+        return b"data: " + dumps({"error": error}) + b"\r\n\r\n"
 
 
 def _finish_reason(stop: StopReason, own: bool) -> str:

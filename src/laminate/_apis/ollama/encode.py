@@ -12,7 +12,7 @@ from typing import Final
 
 from ..._core.events import ResponseStart
 from ..._core.response import ContentBlock, NormalizedResponse, ToolUse
-from ..._encode.writer import StreamWriter, dumps, json_bytes, wire_stop
+from ..._encode.writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from ..shapes import counts
 from .stream import STOP_REASONS
 
@@ -70,3 +70,7 @@ class OllamaWriter(StreamWriter):
         for key, value in tail.items():
             line += b',"' + key.encode() + b'":' + str(value).encode()
         return line + b"}\n"
+
+    def failure(self, failure: Failure) -> bytes:
+        # Ollama's error line holds the message alone (no type, no retry advice).
+        return dumps({"error": failure.message}) + b"\n"

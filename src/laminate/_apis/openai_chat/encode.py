@@ -21,7 +21,7 @@ from ..._core.response import (
     Reasoning,
     ToolUse,
 )
-from ..._encode.writer import StreamWriter, dumps, json_bytes, wire_stop
+from ..._encode.writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from ..shapes import counts
 from .stream import STOP_REASONS
 
@@ -122,6 +122,16 @@ class OpenAIChatWriter(StreamWriter):
             head = self._head[: self._head.index(b'"choices":')]
             out += head + b'"choices":[],"usage":' + dumps(usage) + b"}\n\n"
         return out + _DONE
+
+    def failure(self, failure: Failure) -> bytes:
+        # A chunk holding only `error`: what the openai SDK raises as an APIError.
+        error = {
+            "message": failure.message,
+            "type": failure.type_for("server_error", "invalid_request_error"),
+            "param": None,
+            "code": None,
+        }
+        return b"data: " + dumps({"error": error}) + b"\n\n"
 
 
 def _usage(response: NormalizedResponse) -> dict[str, object]:

@@ -33,7 +33,7 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.writer import StreamWriter, cut_off, dumps, json_bytes
+from ..._encode.writer import Failure, StreamWriter, cut_off, dumps, json_bytes
 from .body import write_body
 
 __all__ = ["OpenAIResponsesWriter"]
@@ -234,6 +234,11 @@ class OpenAIResponsesWriter(StreamWriter):
                 item["id"] = entry.id
         kind = "response.incomplete" if body["status"] == "incomplete" else "response.completed"
         return self._event(kind, {"response": body})
+
+    def failure(self, failure: Failure) -> bytes:
+        # The API's `error` event: its `code` names the failure.
+        code = failure.type_for("server_error", "invalid_request_error")
+        return self._event("error", {"code": code, "message": failure.message, "param": None})
 
     def _written_part(self, response: NormalizedResponse) -> NormalizedResponse:
         """The response as far as this stream carried it, for the terminal event."""
