@@ -25,7 +25,9 @@ import pytest
 
 import laminate
 from laminate import (
+    BlockStart,
     Event,
+    FlexValue,
     InvalidToolUse,
     LaminateError,
     MalformedStreamError,
@@ -139,9 +141,19 @@ def test_unknown_events_and_deltas_are_ignored() -> None:
     h.on_frame("somethingNew", {"x": 1})
     h.on_frame(None, {"somethingNew": {"x": 1}})
     h.on_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"image": {"x": 1}}})
-    citation = {"citation": {"title": "doc", "location": {}}}
-    h.on_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": citation})
     assert h.assembler.events == []
+
+
+def test_a_citation_follows_the_text_block_it_annotates() -> None:
+    h = handler()
+    citation = {"title": "doc", "location": {"documentChar": {"start": 0, "end": 4}}}
+    h.on_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"citation": citation}})
+    h.on_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Four"}})
+    starts = [e for e in h.assembler.events if isinstance(e, BlockStart)]
+    assert [type(e.block).__name__ for e in starts] == ["Text", "Unknown"]
+    assert starts[1].block == Unknown("citation", FlexValue(citation))
+    with pytest.raises(MalformedStreamError):
+        h.on_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"citation": "doc"}})
 
 
 @pytest.mark.parametrize(
@@ -541,12 +553,15 @@ REAL_1: dict[str, Want] = {
 
 REAL_2: dict[str, Want] = {
     "lcaws-sonnet-citations-delta": Want(
-        # Citation deltas open blocks 1 and 3; the text that follows fills them.
+        # Citation deltas open blocks 1 and 3, each followed by its citation; the text
+        # that comes after them fills the blocks.
         [
             T("Employees receive ", "Employees receive "),
             T("20 days annual leave.", "20 days annual leave."),
+            U("citation"),
             T(" For further details, ", " For further details, "),
             T("consult with your manager.", "consult with your manager."),
+            U("citation"),
         ],
         ("end_turn", "end_turn"),
         (887, 64),

@@ -595,3 +595,38 @@ def test_boto3_client_reads_laminate_serve_as_bedrock(name: str) -> None:
     assert stop == ("tool_use" if want.tool_uses() else "end_turn")
     assert usage is not None
     assert usage["outputTokens"] == (want.usage.output_tokens or 0)
+
+
+# -- citations ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("provider", "citation"),
+    [
+        ("anthropic", {"type": "char_location", "cited_text": "Four", "document_index": 0}),
+        ("bedrock", {"title": "doc", "location": {"documentChar": {"start": 0, "end": 4}}}),
+    ],
+)
+def test_citations_go_back_to_the_text_block_they_follow(
+    provider: str, citation: dict[str, Any]
+) -> None:
+    unknown = laminate.Unknown("citation", laminate.FlexValue(citation))
+    response = NormalizedResponse(
+        "r", "m", provider, [Text("Four legs."), unknown], StopReason.END_TURN, Usage()
+    )
+    events: list[laminate.Event] = [
+        ResponseStart("r", "m", provider),
+        BlockStart(0, Text("")),
+        BlockStart(1, unknown),
+        BlockEnd(1, unknown),
+        TextDelta(0, "Four legs."),
+        BlockEnd(0, Text("Four legs.")),
+        ResponseDone(response),
+    ]
+    stream = laminate.collect_sync([encode(events, provider)], provider)
+    assert stream.content == response.content
+    body = laminate.encode_response(response, provider)
+    assert laminate.normalize(json.dumps(body).encode(), provider).content == response.content
+    # Another API has no place for them: the text alone.
+    other = laminate.collect_sync([encode(events, "openai")], "openai")
+    assert other.content == [Text("Four legs.")]

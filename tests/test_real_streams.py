@@ -641,8 +641,11 @@ ANTHROPIC = [
             "text",
             "unknown:server_tool_use",
             "unknown:web_search_tool_result",
+            "text",
         )
-        + ("text",) * 17,
+        # Each cited text block is followed by its citations (nine in all).
+        + ("text", "unknown:citation", "unknown:citation", "text")
+        + ("text", "unknown:citation", "text") * 7,
         ANTHROPIC_END,
         text_start=(
             "Let me search for more specific breaking news stories to get clearer headlines."

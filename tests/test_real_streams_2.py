@@ -533,7 +533,9 @@ ANTHROPIC = [
     Case(
         # One web search, then ten text blocks (five of them with citations).
         "anthropic-messages/llm-anthropic-web-search-server-tool-citations.sse",
-        ("unknown:server_tool_use", "unknown:web_search_tool_result") + ("text",) * 10,
+        # Five cited text blocks, each followed by its citation.
+        ("unknown:server_tool_use", "unknown:web_search_tool_result")
+        + ("text", "text", "unknown:citation") * 5,
         A_END,
         text=(
             "Based on the search results, here's the current weather in San Francisco:\n\n"
@@ -591,7 +593,9 @@ ANTHROPIC = [
             "unknown:server_tool_use",
             "unknown:web_search_tool_result",
         )
-        + ("text",) * 7,
+        # Cited text blocks, each followed by its citations (three for the last one).
+        + ("text", "text", "unknown:citation") * 2
+        + ("text", "text", "unknown:citation", "unknown:citation", "unknown:citation", "text"),
         A_END,
         text_start=(
             "I was unable to find the specific Bitcoin price for January 1, 2026 in these "

@@ -27,6 +27,20 @@ def _anthropic_block(block: Any) -> dict[str, Any] | None:
     return None  # an InvalidToolUse has no Anthropic body form: its input must be an object
 
 
+def _content(blocks: list[Any]) -> list[dict[str, Any]]:
+    """The content list; a citation goes into the text block it follows, as sent."""
+    content: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, Unknown) and block.block_type == "citation":
+            if content and content[-1]["type"] == "text" and isinstance(block.data.value, dict):
+                content[-1].setdefault("citations", []).append(block.data.value)
+            continue
+        written = _anthropic_block(block)
+        if written is not None:
+            content.append(written)
+    return content
+
+
 def write_body(r: NormalizedResponse) -> dict[str, Any]:
     u = r.usage
     return {
@@ -34,7 +48,7 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         "type": "message",
         "role": "assistant",
         "model": r.model,
-        "content": [b for b in map(_anthropic_block, r.content) if b is not None],
+        "content": _content(r.content),
         "stop_reason": r.stop_reason.raw or None,
         "stop_sequence": None,
         "usage": counts(

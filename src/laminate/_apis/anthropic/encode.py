@@ -49,6 +49,7 @@ _TEXT: Final = b',"delta":{"type":"text_delta","text":'
 _THINKING: Final = b',"delta":{"type":"thinking_delta","thinking":'
 _JSON: Final = b',"delta":{"type":"input_json_delta","partial_json":'
 _END: Final = b"}}\n\n"
+_CITATION: Final = b',"delta":{"type":"citations_delta","citation":'
 
 
 class AnthropicWriter(StreamWriter):
@@ -61,6 +62,7 @@ class AnthropicWriter(StreamWriter):
         self._numbers: dict[int, bytes] = {}  # block index -> its written index, encoded
         self._pending: set[int] = set()  # reasoning blocks not opened yet
         self._count = 0
+        self._text: int | None = None  # the text block being written: citations go to it
 
     def _open(self, index: int, block: dict[str, Any]) -> bytes:
         number = str(self._count).encode()
@@ -96,6 +98,7 @@ class AnthropicWriter(StreamWriter):
     def block_start(self, index: int, block: ContentBlock) -> bytes:
         match block:
             case Text():
+                self._text = index
                 return self._open(index, {"type": "text", "text": ""})
             case ToolUse(id, name) | InvalidToolUse(id, name):
                 return self._open(index, {"type": "tool_use", "id": id, "name": name, "input": {}})
@@ -123,6 +126,12 @@ class AnthropicWriter(StreamWriter):
         match block:
             case Reasoning():
                 return self._reasoning_end(index, block)
+            case Unknown("citation", FlexValue(value=dict() as data)) if self.own:
+                # A source of the text block being written (none open: nothing to cite).
+                if self._text is None or self._text not in self._numbers:
+                    return b""
+                number = self._numbers[self._text]
+                return _DELTA + number + _CITATION + dumps(data) + _END
             case Unknown(block_type, FlexValue(value=dict() as data)) if self.own:
                 return self._open(index, {**data, "type": block_type}) + self._stop(index)
             case InvalidToolUse():

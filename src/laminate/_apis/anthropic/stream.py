@@ -69,11 +69,12 @@ _RUN_FIELDS: Final[Mapping[Any, str]] = {
 class AnthropicHandler:
     """Stream handler for Messages events."""
 
-    __slots__ = ("_message_id", "assembler")
+    __slots__ = ("_citations", "_message_id", "assembler")
 
     def __init__(self, assembler: Assembler) -> None:
         self.assembler = assembler
         self._message_id: str | None = None
+        self._citations = 0  # citations read so far: each one's block key
 
     def on_frame(self, event: str | None, obj: Any) -> None:
         if obj.__class__ is dict:
@@ -232,6 +233,10 @@ class AnthropicHandler:
             case "text":
                 asm.open_text(key)
                 asm.text(key, str_or_empty(block.get("text")))
+                citations = block.get("citations")
+                if isinstance(citations, list):  # a complete body's block has them here
+                    for citation in citations:
+                        self._citation(citation)
             case "thinking":
                 asm.open_reasoning(key, signature=str_or_empty(block.get("signature")) or None)
                 asm.reasoning(key, str_or_empty(block.get("thinking")))
@@ -269,9 +274,19 @@ class AnthropicHandler:
             case "signature_delta":
                 asm.reasoning_signature(key, str_or_empty(delta.get("signature")))
             case "citations_delta":
-                pass  # citations annotate text already received; not modelled
+                self._citation(delta.get("citation"))
             case _:
                 pass  # delta types added later are ignored (documented rule)
+
+    def _citation(self, citation: Any) -> None:
+        """One citation of the text block being written: an ``Unknown("citation")`` block
+        of its own, right after that text block, holding the citation as sent."""
+        if not isinstance(citation, Mapping):
+            raise shape_error("a citation is not an object")
+        key = ("citation", self._citations)
+        self._citations += 1
+        self.assembler.unknown(key, "citation", dict(citation))
+        self.assembler.end(key)
 
     def _message_delta(self, obj: Mapping[str, Any]) -> None:
         self._usage(obj.get("usage"))

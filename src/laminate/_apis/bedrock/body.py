@@ -30,6 +30,26 @@ def _converse_block(block: Any) -> dict[str, Any] | None:
     return None  # an InvalidToolUse has no Converse form: its input must be an object
 
 
+def _content(blocks: list[Any]) -> list[dict[str, Any]]:
+    """The content list; citations make the text block they follow a ``citationsContent``
+    block, as Converse writes cited text."""
+    content: list[dict[str, Any]] = []
+    for block in blocks:
+        if isinstance(block, Unknown) and block.block_type == "citation":
+            last = content[-1] if content else {}
+            if "text" in last:
+                last["citationsContent"] = {"content": [{"text": last.pop("text")}]}
+                last["citationsContent"]["citations"] = []
+            cited = last.get("citationsContent")
+            if isinstance(cited, dict) and isinstance(block.data.value, dict):
+                cited["citations"].append(copy_value(block.data.value))
+            continue
+        written = _converse_block(block)
+        if written is not None:
+            content.append(written)
+    return content
+
+
 def write_body(r: NormalizedResponse) -> dict[str, Any]:
     u = r.usage
     usage = counts(
@@ -44,7 +64,7 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         "output": {
             "message": {
                 "role": "assistant",
-                "content": [b for b in map(_converse_block, r.content) if b is not None],
+                "content": _content(r.content),
             }
         },
         "stopReason": r.stop_reason.raw or "end_turn",

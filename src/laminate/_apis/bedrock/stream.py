@@ -27,7 +27,9 @@ Deltas: ``text``; ``toolUse.input`` (argument text fragments; ``""`` alone means
 ``reasoningContent`` with ``text``, ``signature`` (kept byte for byte on the block) or
 ``redactedContent`` (a redacted ``Reasoning`` whose signature is the data, base64, as the
 JSON wire carries it; boto3's raw bytes are encoded the same way so both paths agree);
-``citation`` (annotates text of the same block; not modelled, ignored). Unknown event
+``citation`` (a source of the text of the same block: an ``Unknown("citation")`` block
+of its own, holding the citation as sent, right after that text block, which opens
+first if the citation comes before its text). Unknown event
 and delta types are ignored (documented rule); a block start of another kind (Nova's
 server tools: ``toolUse`` of type ``server_tool_use``, ``toolResult``) is kept as an
 ``Unknown`` block.
@@ -88,11 +90,12 @@ def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
 class BedrockHandler:
     """Stream handler for ConverseStream events."""
 
-    __slots__ = ("_described", "_unknown", "assembler")
+    __slots__ = ("_citations", "_described", "_unknown", "assembler")
 
     def __init__(self, assembler: Assembler) -> None:
         self.assembler = assembler
         self._described = False  # a `metadata` event arrived
+        self._citations = 0  # citations read so far: each one's block key
         # Open Unknown blocks (server tools): their type and data, which deltas extend.
         self._unknown: dict[int, tuple[str, dict[str, Any]]] = {}
 
@@ -255,9 +258,19 @@ class BedrockHandler:
                 case "toolResult" if key in self._unknown:
                     self._extend_unknown(key, value)
                 case "citation":
-                    pass  # annotates text of this block; not modelled
+                    self._citation(key, value)
                 case _:
                     pass  # delta types added later are ignored (documented rule)
+
+    def _citation(self, key: int, citation: Any) -> None:
+        if not isinstance(citation, Mapping):
+            raise shape_error("a `citation` delta that is not an object")
+        asm = self.assembler
+        asm.open_text(key)  # the text it annotates comes after it, in the same block
+        own = ("citation", self._citations)
+        self._citations += 1
+        asm.unknown(own, "citation", dict(citation))
+        asm.end(own)
 
     def _reasoning(self, key: int, value: Mapping[str, Any]) -> None:
         asm = self.assembler
@@ -373,9 +386,12 @@ def _block_frames(index: int, block: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [delta({"reasoningContent": dict(reasoning)})]
     citations = block.get("citationsContent")
     if isinstance(citations, Mapping):
-        # Text with its sources: the stream sends the same text as text deltas.
+        # Text with its sources: the stream sends the sources as citation deltas, then
+        # the same text as text deltas.
         pieces = citations.get("content")
         text = "".join(str_or_empty(p.get("text")) for p in pieces or () if isinstance(p, Mapping))
-        return [delta({"text": text})]
+        sources = citations.get("citations")
+        cited = [delta({"citation": c}) for c in sources or () if isinstance(c, Mapping)]
+        return [*cited, delta({"text": text})]
     # Anything else (server tool results, images, documents, blocks added later).
     return [{"contentBlockIndex": index, "start": dict(block)}]
