@@ -170,10 +170,7 @@ def encode_stream_sync(
     encoder = _encoder_for(target, errors)
     try:
         try:
-            for event in events:
-                data = encoder.encode(event)
-                if data:
-                    yield data
+            yield from filter(None, map(encoder.encode, events))  # each event's bytes, if any
         except LaminateError as exc:
             yield _failed(encoder, exc, errors)  # raises it unless errors == "write"
             return
