@@ -21,10 +21,19 @@ from typing import Any
 
 import pytest
 
-from laminate import InvalidToolUse, NormalizedResponse, Reasoning, ResponseDone, ToolUse
+from laminate import (
+    InvalidToolUse,
+    NormalizedResponse,
+    Reasoning,
+    ResponseDone,
+    StreamNormalizer,
+    ToolUse,
+    Unknown,
+)
 from laminate._encode.ai_sdk import FINISH_REASONS
 from laminate._framing import SSEDecoder
 
+from .support import FIXTURES
 from .test_encode import SOURCES, encode, events_of
 
 AI_SDK = Path(__file__).resolve().parent / "ai_sdk"
@@ -233,3 +242,59 @@ def test_openai_sdk_response_stream_state_reads_responses_events(source: Any) ->
     ]
     assert text == response.text()
     assert calls == wanted
+
+
+@pytest.mark.parametrize(
+    ("provider", "fixture"),
+    [
+        ("openai-responses", "openai-responses/web-search-unknown-item.sse"),
+        ("anthropic", "anthropic-drift/server-tool-blocks.sse"),
+    ],
+)
+def test_the_sdks_read_citations_written_back_to_their_api(provider: str, fixture: str) -> None:
+    normalizer = StreamNormalizer(provider)
+    events = normalizer.feed((FIXTURES / fixture).read_bytes()) + normalizer.close()
+    assert normalizer.response is not None
+    cited = [
+        b.data.value
+        for b in normalizer.response.content
+        if isinstance(b, Unknown) and b.block_type == "citation"
+    ]
+    assert cited
+    body = encode(events, provider)
+    if provider == "openai-responses":
+        responses = pytest.importorskip("openai.lib.streaming.responses._responses")
+        event_type = pytest.importorskip("openai.types.responses").ResponseStreamEvent
+        construct = pytest.importorskip("openai._models").construct_type
+        omit = pytest.importorskip("openai").omit
+        state = responses.ResponseStreamState(input_tools=omit, text_format=omit)
+        final: Any = None
+        for _, payload in frames(body):
+            for event in state.handle_event(construct(type_=event_type, value=payload)):
+                if event.type == "response.completed":
+                    final = event.response
+        got = [
+            annotation.model_dump(exclude_none=True)
+            for item in final.output
+            if item.type == "message"
+            for part in item.content
+            for annotation in part.annotations
+        ]
+    else:
+        messages = pytest.importorskip("anthropic.lib.streaming._messages")
+        message_event = pytest.importorskip("anthropic.types").RawMessageStreamEvent
+        construct = pytest.importorskip("anthropic._models").construct_type
+        snapshot: Any = None
+        buffers: dict[int, bytes] = {}
+        for _, payload in frames(body):
+            event = construct(type_=message_event, value=payload)
+            snapshot = messages.accumulate_event(
+                event=event, current_snapshot=snapshot, json_bufs=buffers
+            )
+        got = [
+            citation.model_dump(exclude_none=True)
+            for block in snapshot.content
+            if block.type == "text"
+            for citation in block.citations or []
+        ]
+    assert got == cited

@@ -12,6 +12,7 @@ import pytest
 from laminate import (
     BlockEnd,
     BlockStart,
+    FlexValue,
     IncompleteStreamError,
     InvalidToolUse,
     MalformedStreamError,
@@ -174,7 +175,7 @@ def test_two_content_parts_of_one_message_are_two_text_blocks() -> None:
     assert [e.index for e in of_type(outcome, TextDelta)] == [0, 1]
 
 
-def test_annotations_and_unknown_event_types_change_nothing() -> None:
+def test_unknown_event_types_change_nothing_and_annotations_are_citations() -> None:
     plain = [
         created(),
         added(0, type="message", content=[]),
@@ -195,7 +196,16 @@ def test_annotations_and_unknown_event_types_change_nothing() -> None:
         {"type": "response.some_event_added_later", "output_index": 7},
         *plain[3:],
     ]
-    assert run(*noisy).events == run(*plain).events
+    got = run(*noisy).response
+    want = run(*plain).response
+    assert got is not None
+    assert want is not None
+    # The annotation is a citation block right after the text it annotates; else alike.
+    assert got.content == [
+        *want.content,
+        Unknown("citation", FlexValue({"type": "url_citation", "url": "https://example.org"})),
+    ]
+    assert (got.text(), got.stop_reason) == (want.text(), want.stop_reason)
 
 
 def test_refusal_is_text_with_a_refusal_stop_reason() -> None:
@@ -664,7 +674,7 @@ RECORDED = [
             "The tallest mountain in Alberta is **Mount Columbia** (3,747 m / 12,294 ft). "
             "([britannica.com](https://www.britannica.com/place/Mount-Columbia?utm_source=openai))"
         ),
-        unknown=["web_search_call", "web_search_call"],
+        unknown=["web_search_call", "web_search_call", "citation"],
         reasoning_tokens=100,
     ),
 ]

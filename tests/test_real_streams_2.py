@@ -793,7 +793,8 @@ RESPONSES = [
     ),
     Case(
         "openai-responses/mirascope-gpt4o-web-search-call.sse",
-        ("unknown:web_search_call", "text"),
+        # The text's three url_citation annotations follow it.
+        ("unknown:web_search_call", "text") + ("unknown:citation",) * 3,
         R_END,
         text_start=(
             "Here is what I found using reputable sources for the historical price of Bitcoin "

@@ -55,6 +55,22 @@ def _responses_item(n: int, block: Any, refusal: bool) -> dict[str, Any] | None:
 # Why a Responses answer stopped early, by stop-reason kind.
 
 
+def _output(blocks: list[Any], refusal: bool) -> list[dict[str, Any]]:
+    """The output items; a citation goes into the annotations of the text it follows."""
+    output: list[dict[str, Any]] = []
+    for n, block in enumerate(blocks):
+        if isinstance(block, Unknown) and block.block_type == "citation":
+            parts = output[-1].get("content") if output else None
+            cited = parts[-1] if parts else {}
+            if cited.get("type") == "output_text" and isinstance(block.data.value, dict):
+                cited["annotations"].append(block.data.value)
+            continue
+        item = _responses_item(n, block, refusal)
+        if item is not None:
+            output.append(item)
+    return output
+
+
 def write_body(r: NormalizedResponse) -> dict[str, Any]:
     u = r.usage
     usage: dict[str, Any] = counts(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
@@ -63,7 +79,6 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
     usage["output_tokens_details"] = {"reasoning_tokens": u.reasoning_tokens or 0}
     incomplete = _INCOMPLETE.get(r.stop_reason.kind or "")
     refusal = r.stop_reason.kind == "refusal"
-    items = (_responses_item(n, b, refusal) for n, b in enumerate(r.content))
     return {
         "id": r.id,
         "object": "response",
@@ -71,6 +86,6 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         "status": "incomplete" if incomplete else "completed",
         "incomplete_details": {"reason": incomplete} if incomplete else None,
         "model": r.model,
-        "output": [item for item in items if item is not None],
+        "output": _output(r.content, refusal),
         "usage": usage,
     }

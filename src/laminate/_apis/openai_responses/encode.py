@@ -61,6 +61,9 @@ class OpenAIResponsesWriter(StreamWriter):
         self._items: dict[int, _Item] = {}
         self._written: list[int] = []  # the block indexes that became output items
         self._response: dict[str, Any] = {}
+        self._text: int | None = None  # the text block being written: citations go to it
+        self._annotations: dict[int, list[Any]] = {}  # each text block's citations
+        self._cited: set[int] = set()  # the citation blocks written as annotations
 
     def _event(self, kind: str, fields: dict[str, Any]) -> bytes:
         fields["sequence_number"] = self._seq
@@ -111,6 +114,7 @@ class OpenAIResponsesWriter(StreamWriter):
     def block_start(self, index: int, block: ContentBlock) -> bytes:
         match block:
             case Text():
+                self._text = index
                 item = {"status": "in_progress", "role": "assistant", "content": []}
                 out = self._add(index, "message", f"msg_{index}", item)
                 part = {"type": "output_text", "text": "", "annotations": []}
@@ -162,6 +166,8 @@ class OpenAIResponsesWriter(StreamWriter):
                 return self._call_end(index, block)
             case Reasoning():
                 return self._reasoning_end(index, block)
+            case Unknown("citation", FlexValue(value=dict() as data)) if self.own:
+                return self._annotation(index, data)
             case Unknown(block_type, FlexValue(value=dict() as data)) if self.own:
                 item = {**data, "type": block_type}
                 entry = _Item(block_type, self._count, str(data.get("id", f"item_{index}")))
@@ -172,6 +178,24 @@ class OpenAIResponsesWriter(StreamWriter):
                 return added + self._event("response.output_item.done", fields)
         return b""
 
+    def _annotation(self, index: int, data: dict[str, Any]) -> bytes:
+        """A citation of the text part being written (none open: nothing to cite)."""
+        text = self._text
+        if text is None or text not in self._live or text not in self._items:
+            return b""
+        entry = self._items[text]
+        annotations = self._annotations.setdefault(text, [])
+        fields = {
+            "item_id": entry.id,
+            "output_index": entry.number,
+            "content_index": 0,
+            "annotation_index": len(annotations),
+            "annotation": data,
+        }
+        annotations.append(data)
+        self._cited.add(index)
+        return self._event("response.output_text.annotation.added", fields)
+
     def _done_item(self, index: int, item: dict[str, Any]) -> bytes:
         entry = self._items[index]
         fields = {"output_index": entry.number, "item": {"id": entry.id, **item}}
@@ -180,7 +204,8 @@ class OpenAIResponsesWriter(StreamWriter):
     def _text_end(self, index: int, text: str) -> bytes:
         entry = self._items[index]
         ids = {"item_id": entry.id, "output_index": entry.number, "content_index": 0}
-        part = {"type": "output_text", "text": text, "annotations": []}
+        annotations = self._annotations.pop(index, [])
+        part = {"type": "output_text", "text": text, "annotations": annotations}
         out = self._event("response.output_text.done", {**ids, "text": text})
         out += self._event("response.content_part.done", {**ids, "part": part})
         item = {"type": "message", "status": "completed", "role": "assistant", "content": [part]}
@@ -242,7 +267,7 @@ class OpenAIResponsesWriter(StreamWriter):
 
     def _written_part(self, response: NormalizedResponse) -> NormalizedResponse:
         """The response as far as this stream carried it, for the terminal event."""
-        written = set(self._written)
+        written = set(self._written) | self._cited
         content = [b for i, b in enumerate(response.content) if i in written]
         if not self.own:
             content = [

@@ -114,6 +114,7 @@ class OpenAIResponsesHandler:
         self.assembler = assembler
         self._items: dict[int, _Item] = {}
         self._ended: set[Hashable] = set()
+        self._cited: set[Hashable] = set()  # the annotations kept, by item, part and number
         self._refused = False
         self._tool_items = False
 
@@ -200,8 +201,11 @@ class OpenAIResponsesHandler:
                 self._failed(obj)
             case "error":
                 raise provider_error(obj, default_type="error")
-            case "response.reasoning_summary_part.added" | "response.output_text.annotation.added":
-                pass  # parts open on their first text; annotations are not modelled
+            case "response.output_text.annotation.added":
+                number = obj.get("annotation_index")
+                self._annotation(_index(obj), _sub(obj), number, obj.get("annotation"))
+            case "response.reasoning_summary_part.added":
+                pass  # parts open on their first text
             case _:
                 pass  # built-in tool progress and event types added later (documented rule)
 
@@ -423,6 +427,11 @@ class OpenAIResponsesHandler:
         match part.get("type"):
             case "output_text":
                 self._text_final(index, sub, part.get("text"))
+                annotations = part.get("annotations")
+                for number, annotation in enumerate(
+                    annotations if isinstance(annotations, list) else []
+                ):
+                    self._annotation(index, sub, number, annotation)
             case "refusal":
                 self._text_final(index, sub, part.get("refusal"), refusal=True)
             case _:
@@ -454,6 +463,20 @@ class OpenAIResponsesHandler:
         key = self._open_text(index, sub)
         if key is not None and key not in self._items[index].seen:
             self._text(index, sub, text, refusal=refusal)
+
+    def _annotation(self, index: int, sub: int, number: Any, annotation: Any) -> None:
+        """A citation of a text part: an ``Unknown("citation")`` block of its own, after
+        that part's text block, holding the annotation as sent; each once, though the
+        stream repeats them in the part's and the item's ``.done`` and the response."""
+        if not isinstance(annotation, Mapping):
+            raise shape_error("an annotation that is not an object")
+        key = ("citation", index, sub, number if type(number) is int else len(self._cited))
+        if key in self._cited:
+            return
+        self._cited.add(key)
+        self._open_text(index, sub)  # the part it annotates, when it has not opened yet
+        self.assembler.unknown(key, "citation", dict(annotation))
+        self.assembler.end(key)
 
     def _end_text(self, key: Hashable) -> None:
         if key not in self._ended:
