@@ -150,6 +150,27 @@ def test_the_ai_package_reads_every_answer(tmp_path: Path) -> None:
     assert len(messages) == len(COMPLETE)
     for source, message in zip(COMPLETE, messages, strict=True):
         assert parts_of(message) == expected_parts(answer(source)), source.name
+        urls = [part["url"] for part in message["parts"] if part["type"] == "source-url"]
+        assert urls == cited_urls(answer(source)), source.name
+
+
+def cited_urls(response: NormalizedResponse) -> list[str]:
+    """The URLs an answer cites, each once, in order: what the sources must list."""
+    urls: list[str] = []
+    for block in response.content:
+        if not isinstance(block, Unknown) or not isinstance(block.data.value, dict):
+            continue
+        data = block.data.value
+        if block.block_type == "citation":
+            inner = data.get("url_citation")
+            found = [(inner if isinstance(inner, dict) else data).get("url")]
+        elif block.block_type == "groundingMetadata":
+            chunks = data.get("groundingChunks") or []
+            found = [(c.get("web") or {}).get("uri") for c in chunks if isinstance(c, dict)]
+        else:
+            found = []
+        urls += [u for u in found if isinstance(u, str) and u and u not in urls]
+    return urls
 
 
 # -- the official Python SDKs ------------------------------------------------------------------
@@ -249,6 +270,7 @@ def test_openai_sdk_response_stream_state_reads_responses_events(source: Any) ->
     [
         ("openai-responses", "openai-responses/web-search-unknown-item.sse"),
         ("anthropic", "anthropic-drift/server-tool-blocks.sse"),
+        ("openai", "openai/web-search-annotations.sse"),
     ],
 )
 def test_the_sdks_read_citations_written_back_to_their_api(provider: str, fixture: str) -> None:
@@ -262,7 +284,17 @@ def test_the_sdks_read_citations_written_back_to_their_api(provider: str, fixtur
     ]
     assert cited
     body = encode(events, provider)
-    if provider == "openai-responses":
+    if provider == "openai":
+        completions = pytest.importorskip("openai.lib.streaming.chat._completions")
+        chunk_type = pytest.importorskip("openai.types.chat").ChatCompletionChunk
+        omit = pytest.importorskip("openai").omit
+        chat = completions.ChatCompletionStreamState(input_tools=omit, response_format=omit)
+        for _, payload in frames(body):
+            if payload is not None:
+                chat.handle_chunk(chunk_type.model_validate(payload))
+        message = chat.get_final_completion().choices[0].message
+        got = [a.model_dump(exclude_none=True) for a in message.annotations or []]
+    elif provider == "openai-responses":
         responses = pytest.importorskip("openai.lib.streaming.responses._responses")
         event_type = pytest.importorskip("openai.types.responses").ResponseStreamEvent
         construct = pytest.importorskip("openai._models").construct_type

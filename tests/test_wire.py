@@ -437,3 +437,15 @@ def test_a_second_responses_request_can_be_built_from_the_first(name: str) -> No
     calls = [i["call_id"] for i in items if i.get("type") == "function_call"]
     outputs = [i["call_id"] for i in items if i.get("type") == "function_call_output"]
     assert calls == outputs == [c.id for c in response.tool_uses()]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "bedrock", "openai-responses", "openai"])
+def test_citations_are_not_sent_back_as_blocks_of_the_next_request(provider: str) -> None:
+    citation = laminate.Unknown("citation", laminate.FlexValue({"type": "x", "url": "u"}))
+    content: list[laminate.ContentBlock] = [laminate.Text("Cited."), citation]
+    response = laminate.NormalizedResponse(
+        "r", "m", provider, content, laminate.StopReason.END_TURN, laminate.Usage()
+    )
+    turn = json.dumps(assistant_message(response, provider))
+    assert "Cited." in turn
+    assert '"url"' not in turn

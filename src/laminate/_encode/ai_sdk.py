@@ -15,12 +15,14 @@ or, when the answer fails, an ``error {errorText}`` chunk where it stopped.
 
 Part ids are ``<kind>-<block index>``; tool calls keep their ids. Reasoning opens on its
 first text, so redacted reasoning (which has none) is not written; neither are opaque
-tokens, unknown blocks or usage (the protocol has no place for them).
+tokens, unknown blocks or usage (the protocol has no place for them), except the sources
+an answer cites: each URL a citation (of any API) or Gemini's grounding names is one
+``source-url {sourceId, url, title}`` chunk, where the citation came.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from .._core.events import ResponseStart
 from .._core.response import (
@@ -30,6 +32,7 @@ from .._core.response import (
     Reasoning,
     Text,
     ToolUse,
+    Unknown,
 )
 from .writer import Failure, StreamWriter, dumps, json_bytes
 
@@ -54,6 +57,30 @@ _REASONING_DELTA: Final = b'data: {"type":"reasoning-delta","id":"reasoning-'
 _TOOL_DELTA: Final = b'data: {"type":"tool-input-delta","toolCallId":'
 
 
+def _urls(block: Unknown) -> list[tuple[str, str]]:
+    """The (URL, title) pairs a block cites: a citation's own ``url`` (Anthropic, the
+    Responses API) or its ``url_citation``'s (Chat Completions), or the web sources of
+    Gemini's ``groundingMetadata``."""
+    data = block.data.value
+    if not isinstance(data, dict):
+        return []
+    found: list[Any] = []
+    if block.block_type == "citation":
+        inner = data.get("url_citation")
+        found.append(inner if isinstance(inner, dict) else data)
+    elif block.block_type == "groundingMetadata":
+        for chunk in data.get("groundingChunks") or []:
+            web = chunk.get("web") if isinstance(chunk, dict) else None
+            if isinstance(web, dict):
+                found.append({"url": web.get("uri"), "title": web.get("title")})
+    pairs: list[tuple[str, str]] = []
+    for source in found:
+        url, title = source.get("url"), source.get("title")
+        if isinstance(url, str) and url:
+            pairs.append((url, title if isinstance(title, str) else ""))
+    return pairs
+
+
 class AISDKWriter(StreamWriter):
     """Writes UI message stream chunks."""
 
@@ -63,6 +90,7 @@ class AISDKWriter(StreamWriter):
         super().__init__()
         self._calls: dict[int, bytes] = {}  # block index -> its toolCallId, encoded
         self._reasoning: dict[int, bool] = {}  # reasoning block -> whether it opened
+        self._sources: set[str] = set()  # the URLs written as sources
 
     def start(self, event: ResponseStart) -> bytes:
         start = {"type": "start", "messageId": event.id} if event.id else {"type": "start"}
@@ -123,7 +151,23 @@ class AISDKWriter(StreamWriter):
                     "errorText": reason,
                 }
                 return b"data: " + dumps(chunk) + b"\n\n"
+            case Unknown():
+                return self._source_urls(block)
         return b""
+
+    def _source_urls(self, block: Unknown) -> bytes:
+        """A citation with a URL (any API's), or Gemini's grounding sources: ``source-url``
+        chunks, each URL once; a citation of a document without one has no chunk here."""
+        out = b""
+        for url, title in _urls(block):
+            if url in self._sources:
+                continue
+            self._sources.add(url)
+            chunk = {"type": "source-url", "sourceId": f"source-{len(self._sources)}", "url": url}
+            if title:
+                chunk["title"] = title
+            out += b"data: " + dumps(chunk) + b"\n\n"
+        return out
 
     def done(self, response: NormalizedResponse) -> bytes:
         reason = FINISH_REASONS.get(response.stop_reason.kind or "", "other")

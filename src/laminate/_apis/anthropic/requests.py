@@ -44,6 +44,8 @@ def assistant(response: NormalizedResponse, reasoning_field: str | None) -> Mess
                         "input": arguments_object(block),
                     }
                 )
+            case Unknown(block_type="citation"):
+                pass  # it annotates the text sent back: not a block of a request
             case Unknown(block_type=kind, data=data) if own:
                 content.append({"type": kind, **copy_value(data.value or {})})
             case _:

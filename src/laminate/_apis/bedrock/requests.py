@@ -57,6 +57,8 @@ def assistant(response: NormalizedResponse, reasoning_field: str | None) -> Mess
             case ToolUse() | InvalidToolUse():
                 call = {"toolUseId": block.id, "name": block.name, "input": arguments_object(block)}
                 content.append({"toolUse": call})
+            case Unknown(block_type="citation"):
+                pass  # it annotates the text sent back: not a block of a request
             case Unknown(block_type=kind, data=data) if own:
                 content.append(_unknown_block(kind, copy_value(data.value or {})))
             case _:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..._core.response import InvalidToolUse, NormalizedResponse, ToolUse
+from ..._core.response import InvalidToolUse, NormalizedResponse, ToolUse, Unknown
 from ..shapes import arguments_text, counts
 
 __all__ = ["write_body"]
@@ -27,6 +27,11 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
     ]
     if calls:
         message["tool_calls"] = calls
+    annotations = [
+        b.data.value for b in r.content if isinstance(b, Unknown) and b.block_type == "citation"
+    ]
+    if annotations:
+        message["annotations"] = annotations
     u = r.usage
     usage: dict[str, Any] = counts(prompt_tokens=u.input_tokens, completion_tokens=u.output_tokens)
     usage["total_tokens"] = (u.input_tokens or 0) + (u.output_tokens or 0)

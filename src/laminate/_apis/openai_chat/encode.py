@@ -20,6 +20,7 @@ from ..._core.response import (
     NormalizedResponse,
     Reasoning,
     ToolUse,
+    Unknown,
 )
 from ..._encode.writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from ..shapes import counts
@@ -100,6 +101,9 @@ class OpenAIChatWriter(StreamWriter):
         )
 
     def block_end(self, index: int, block: ContentBlock) -> bytes:
+        if isinstance(block, Unknown) and block.block_type == "citation" and self.own:
+            # A search model's annotation, in a delta of its own, as the API sends it.
+            return self._chunk(dumps({"annotations": [block.data.value]}))
         if not (isinstance(block, Reasoning) and self.own and (block.signature or block.id)):
             return b""
         # OpenRouter's `reasoning_details`: the opaque part goes back where it came from.

@@ -87,10 +87,19 @@ def stop_reason(raw: str, *, has_tool_calls: bool, refused: bool) -> StopReason:
 class OpenAIChatHandler:
     """Stream handler for ``chat.completion.chunk`` frames."""
 
-    __slots__ = ("_calls", "_choice", "_identified", "_refused", "_think", "assembler")
+    __slots__ = (
+        "_calls",
+        "_choice",
+        "_citations",
+        "_identified",
+        "_refused",
+        "_think",
+        "assembler",
+    )
 
     def __init__(self, assembler: Assembler, *, choice: int = 0, think_tags: bool = False) -> None:
         self.assembler = assembler
+        self._citations = 0  # citations read so far: each one's block key
         self._choice = choice
         self._think = ThinkSplitter() if think_tags else None
         self._calls = _ToolCalls(assembler)
@@ -285,6 +294,12 @@ class OpenAIChatHandler:
         if isinstance(refusal, str) and refusal:
             self._refused = True
             asm.text(_REFUSAL, refusal)
+        annotations = delta.get("annotations")
+        if annotations:
+            if not isinstance(annotations, list):
+                raise shape_error("`annotations` is not a list")
+            for annotation in annotations:
+                self._citation(annotation)
         tool_calls = delta.get("tool_calls")
         if tool_calls:
             if not isinstance(tool_calls, list):
@@ -294,6 +309,19 @@ class OpenAIChatHandler:
         legacy = delta.get("function_call")
         if legacy:
             self._calls.legacy(legacy)
+
+    def _citation(self, annotation: Any) -> None:
+        """A search model's ``url_citation`` annotation of the text: an
+        ``Unknown("citation")`` block of its own, after the text block (opened first if
+        no text came yet), holding the annotation as sent."""
+        if not isinstance(annotation, Mapping):
+            raise shape_error("an annotation that is not an object")
+        asm = self.assembler
+        asm.open_text(_TEXT)
+        key = ("citation", self._citations)
+        self._citations += 1
+        asm.unknown(key, "citation", dict(annotation))
+        asm.end(key)
 
     def _on_text(self, text: str) -> None:
         if self._think is None:
