@@ -71,6 +71,7 @@ __all__ = [
 
 _PRELUDE: Final = struct.Struct(">III")  # total length, headers length, prelude CRC
 _U32: Final = struct.Struct(">I")
+_LENGTHS: Final = struct.Struct(">II")  # a prelude's two lengths, without its CRC
 _U16: Final = struct.Struct(">H")
 _OVERHEAD: Final = 16  # prelude (12) + message CRC (4): the smallest possible message
 PRELUDE_SIZE: Final = _PRELUDE.size
@@ -336,7 +337,7 @@ class EventStreamDecoder:
         buf = self._buf
         end = min(len(buf), run.start + _BATCH_BYTES)  # a batch's messages: their bytes too
         limit = self._max
-        unpack = _PRELUDE.unpack_from
+        unpack = _LENGTHS.unpack_from
         crc_of = _U32.unpack_from
         crc32 = zlib.crc32
         same_headers = buf.startswith
@@ -347,15 +348,16 @@ class EventStreamDecoder:
         header_size = len(headers)
         after = _PRELUDE.size + header_size  # from a message's start to its payload
         smallest = _OVERHEAD + header_size
+        last = end - smallest  # where the last message that can be here whole starts
         for _ in range(_BATCH_MAX - count):
-            if end - pos < smallest:
+            if pos > last:
                 break
-            need, size, _crc = unpack(buf, pos)
+            need, size = unpack(buf, pos)
             crc_at = pos + need - 4
-            if size != header_size or need < smallest or crc_at + 4 > end or need > limit:
+            if size != header_size or not smallest <= need <= limit or crc_at >= end - 3:
                 break
             if crc32(view[pos:crc_at]) != crc_of(buf, crc_at)[0] or not same_headers(
-                headers, pos + _PRELUDE.size
+                headers, pos + 12
             ):
                 break
             add(buf[pos + after : crc_at])
