@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Hashable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from itertools import count as numbers_from
 from itertools import repeat
 from operator import attrgetter
@@ -390,12 +390,8 @@ class Assembler:
             self.events.append(tool_input_delta(block.index, fragment, view, view.append(fragment)))
             return True
         first = view.extend(fragments)
-        events: list[ToolInputDelta] = list(map(_new, repeat(ToolInputDelta, count)))
-        any(map(_tool_index, events, repeat(block.index, count)))
-        any(map(_tool_fragment, events, fragments))
-        any(map(_tool_view, events, repeat(view, count)))
-        any(map(_tool_seq, events, range(first, first + count)))
-        self.events += events
+        indexes, views = repeat(block.index, count), repeat(view, count)
+        self._tool_events(fragments, indexes, views, range(first, first + count))
         return True
 
     def tool_inputs_mixed(self, keys: list[Hashable], fragments: list[str]) -> bool:
@@ -430,14 +426,25 @@ class Assembler:
         for (block, share), size, view in zip(shares.items(), sizes, views, strict=True):
             block.size += size
             numbers[block] = numbers_from(view.extend(share))
-        total = len(fragments)
-        events: list[ToolInputDelta] = list(map(_new, repeat(ToolInputDelta, total)))
-        any(map(_tool_index, events, map(_index_of, blocks)))
-        any(map(_tool_fragment, events, fragments))
-        any(map(_tool_view, events, map(_view_of, blocks)))
-        any(map(_tool_seq, events, map(next, map(numbers.__getitem__, blocks))))
-        self.events += events
+        seqs = map(next, map(numbers.__getitem__, blocks))
+        self._tool_events(fragments, map(_index_of, blocks), map(_view_of, blocks), seqs)
         return True
+
+    def _tool_events(
+        self,
+        fragments: list[str],
+        indexes: Iterable[int],
+        views: Iterable[ArgumentsView | None],
+        seqs: Iterable[int],
+    ) -> None:
+        """One ``ToolInputDelta`` per fragment, built field by field over all of them
+        (``events.tool_input_delta`` for many), in the fragments' order."""
+        events: list[ToolInputDelta] = list(map(_new, repeat(ToolInputDelta, len(fragments))))
+        any(map(_tool_index, events, indexes))
+        any(map(_tool_fragment, events, fragments))
+        any(map(_tool_view, events, views))
+        any(map(_tool_seq, events, seqs))
+        self.events += events
 
     def open_reasoning(
         self, key: Hashable, *, signature: str | None = None, redacted: bool = False, id: str = ""
@@ -562,6 +569,14 @@ class Assembler:
         block.name = block_type
         block.data = data
         self.events.append(BlockStart(block.index, Unknown(block_type, FlexValue(data))))
+
+    def citation(self, data: Mapping[str, Any]) -> None:
+        """A citation of the text being written: an ``Unknown("citation")`` block of its
+        own, opened and closed at once (after the text block it annotates), holding the
+        citation as sent."""
+        key = ("citation", len(self._blocks))  # a fresh key: the block count only grows
+        self.unknown(key, "citation", dict(data))
+        self.end(key)
 
     def end(self, key: Hashable) -> None:
         """The provider closed this block."""

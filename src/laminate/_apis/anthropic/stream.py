@@ -69,12 +69,11 @@ _RUN_FIELDS: Final[Mapping[Any, str]] = {
 class AnthropicHandler:
     """Stream handler for Messages events."""
 
-    __slots__ = ("_citations", "_message_id", "assembler")
+    __slots__ = ("_message_id", "assembler")
 
     def __init__(self, assembler: Assembler) -> None:
         self.assembler = assembler
         self._message_id: str | None = None
-        self._citations = 0  # citations read so far: each one's block key
 
     def on_frame(self, event: str | None, obj: Any) -> None:
         if obj.__class__ is dict:
@@ -283,10 +282,7 @@ class AnthropicHandler:
         of its own, right after that text block, holding the citation as sent."""
         if not isinstance(citation, Mapping):
             raise shape_error("a citation is not an object")
-        key = ("citation", self._citations)
-        self._citations += 1
-        self.assembler.unknown(key, "citation", dict(citation))
-        self.assembler.end(key)
+        self.assembler.citation(citation)
 
     def _message_delta(self, obj: Mapping[str, Any]) -> None:
         self._usage(obj.get("usage"))

@@ -90,12 +90,11 @@ def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
 class BedrockHandler:
     """Stream handler for ConverseStream events."""
 
-    __slots__ = ("_citations", "_described", "_unknown", "assembler")
+    __slots__ = ("_described", "_unknown", "assembler")
 
     def __init__(self, assembler: Assembler) -> None:
         self.assembler = assembler
         self._described = False  # a `metadata` event arrived
-        self._citations = 0  # citations read so far: each one's block key
         # Open Unknown blocks (server tools): their type and data, which deltas extend.
         self._unknown: dict[int, tuple[str, dict[str, Any]]] = {}
 
@@ -265,12 +264,8 @@ class BedrockHandler:
     def _citation(self, key: int, citation: Any) -> None:
         if not isinstance(citation, Mapping):
             raise shape_error("a `citation` delta that is not an object")
-        asm = self.assembler
-        asm.open_text(key)  # the text it annotates comes after it, in the same block
-        own = ("citation", self._citations)
-        self._citations += 1
-        asm.unknown(own, "citation", dict(citation))
-        asm.end(own)
+        self.assembler.open_text(key)  # the text it annotates comes after it, in the block
+        self.assembler.citation(citation)
 
     def _reasoning(self, key: int, value: Mapping[str, Any]) -> None:
         asm = self.assembler

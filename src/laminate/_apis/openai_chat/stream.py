@@ -90,7 +90,6 @@ class OpenAIChatHandler:
     __slots__ = (
         "_calls",
         "_choice",
-        "_citations",
         "_identified",
         "_refused",
         "_think",
@@ -99,7 +98,6 @@ class OpenAIChatHandler:
 
     def __init__(self, assembler: Assembler, *, choice: int = 0, think_tags: bool = False) -> None:
         self.assembler = assembler
-        self._citations = 0  # citations read so far: each one's block key
         self._choice = choice
         self._think = ThinkSplitter() if think_tags else None
         self._calls = _ToolCalls(assembler)
@@ -316,12 +314,8 @@ class OpenAIChatHandler:
         no text came yet), holding the annotation as sent."""
         if not isinstance(annotation, Mapping):
             raise shape_error("an annotation that is not an object")
-        asm = self.assembler
-        asm.open_text(_TEXT)
-        key = ("citation", self._citations)
-        self._citations += 1
-        asm.unknown(key, "citation", dict(annotation))
-        asm.end(key)
+        self.assembler.open_text(_TEXT)
+        self.assembler.citation(annotation)
 
     def _on_text(self, text: str) -> None:
         if self._think is None:

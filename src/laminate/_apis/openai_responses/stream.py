@@ -475,8 +475,7 @@ class OpenAIResponsesHandler:
             return
         self._cited.add(key)
         self._open_text(index, sub)  # the part it annotates, when it has not opened yet
-        self.assembler.unknown(key, "citation", dict(annotation))
-        self.assembler.end(key)
+        self.assembler.citation(annotation)
 
     def _end_text(self, key: Hashable) -> None:
         if key not in self._ended:
