@@ -49,6 +49,7 @@ from .._core.response import (
     InvalidToolUse,
     NormalizedResponse,
     StopReason,
+    Text,
     ToolUse,
 )
 from .._framing.writers import ndjson_line, sse_data, sse_event
@@ -190,6 +191,9 @@ class StreamWriter:
         """The ``provider`` of the answer being written (from ``ResponseStart``)."""
         self._live: set[int] = set()
         self._held: dict[int, list[str]] = {}  # calls not named yet: their fragments
+        self.text_block: int | None = None
+        """The text block being written (the last one opened, while it is open): where a
+        citation that comes during it belongs."""
         self._started = False
         self._done = False
         self._closed = False
@@ -229,6 +233,8 @@ class StreamWriter:
                     raise self._order_error(event, f"block {index} is already open")
                 head = self._implicit_start()
                 self._live.add(index)
+                if isinstance(block, Text):
+                    self.text_block = index
                 if isinstance(block, ToolUse) and not block.name:
                     # Named later (some compatible servers): every API wants the name
                     # first, so the call is written whole once it is known.
@@ -239,6 +245,8 @@ class StreamWriter:
                 if index not in self._live:
                     raise self._order_error(event, f"block {index} is not open")
                 self._live.discard(index)
+                if index == self.text_block:
+                    self.text_block = None
                 held = self._held.pop(index, None)
                 if held is None:
                     return self.block_end(index, block)

@@ -62,7 +62,6 @@ class AnthropicWriter(StreamWriter):
         self._numbers: dict[int, bytes] = {}  # block index -> its written index, encoded
         self._pending: set[int] = set()  # reasoning blocks not opened yet
         self._count = 0
-        self._text: int | None = None  # the text block being written: citations go to it
 
     def _open(self, index: int, block: dict[str, Any]) -> bytes:
         number = str(self._count).encode()
@@ -98,7 +97,6 @@ class AnthropicWriter(StreamWriter):
     def block_start(self, index: int, block: ContentBlock) -> bytes:
         match block:
             case Text():
-                self._text = index
                 return self._open(index, {"type": "text", "text": ""})
             case ToolUse(id, name) | InvalidToolUse(id, name):
                 return self._open(index, {"type": "tool_use", "id": id, "name": name, "input": {}})
@@ -128,9 +126,9 @@ class AnthropicWriter(StreamWriter):
                 return self._reasoning_end(index, block)
             case Unknown("citation", FlexValue(value=dict() as data)) if self.own:
                 # A source of the text block being written (none open: nothing to cite).
-                if self._text is None or self._text not in self._numbers:
+                if self.text_block is None:
                     return b""
-                number = self._numbers[self._text]
+                number = self._numbers[self.text_block]
                 return _DELTA + number + _CITATION + dumps(data) + _END
             case Unknown(block_type, FlexValue(value=dict() as data)) if self.own:
                 return self._open(index, {**data, "type": block_type}) + self._stop(index)

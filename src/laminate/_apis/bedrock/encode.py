@@ -41,7 +41,6 @@ from ..._core.response import (
     InvalidToolUse,
     NormalizedResponse,
     Reasoning,
-    Text,
     ToolUse,
     Unknown,
 )
@@ -100,7 +99,6 @@ class BedrockWriter(StreamWriter):
         super().__init__()
         self._numbers: dict[int, bytes] = {}  # block index -> its contentBlockIndex, encoded
         self._count = 0
-        self._text: int | None = None  # the text block being written: citations go to it
 
     def _number(self, index: int) -> bytes:
         number = self._numbers.get(index)
@@ -119,8 +117,6 @@ class BedrockWriter(StreamWriter):
         return _event("messageStart", b'{"role":"assistant"}')
 
     def block_start(self, index: int, block: ContentBlock) -> bytes:
-        if isinstance(block, Text):
-            self._text = index
         if not isinstance(block, ToolUse | InvalidToolUse):
             return b""  # text and reasoning open with their first delta
         start = {"toolUse": {"toolUseId": block.id, "name": block.name}}
@@ -154,10 +150,10 @@ class BedrockWriter(StreamWriter):
                 return b""  # left open: messageStop's stopReason cuts it again
             case Unknown("citation", FlexValue(value=dict() as data)) if self.own:
                 # A source of the text block being written (none open: nothing to cite).
-                if self._text is None or self._text not in self._live:
+                if self.text_block is None:
                     return b""
                 cited = dumps({"citation": data})
-                payload = _DELTA + self._number(self._text) + b',"delta":' + cited + b"}"
+                payload = _DELTA + self._number(self.text_block) + b',"delta":' + cited + b"}"
                 return _event("contentBlockDelta", payload)
             case Unknown(kind, FlexValue(value=dict() as data)) if self.own:
                 return self._unknown(index, kind, data) + self._stop(index)

@@ -61,7 +61,6 @@ class OpenAIResponsesWriter(StreamWriter):
         self._items: dict[int, _Item] = {}
         self._written: list[int] = []  # the block indexes that became output items
         self._response: dict[str, Any] = {}
-        self._text: int | None = None  # the text block being written: citations go to it
         self._annotations: dict[int, list[Any]] = {}  # each text block's citations
         self._cited: set[int] = set()  # the citation blocks written as annotations
 
@@ -114,7 +113,6 @@ class OpenAIResponsesWriter(StreamWriter):
     def block_start(self, index: int, block: ContentBlock) -> bytes:
         match block:
             case Text():
-                self._text = index
                 item = {"status": "in_progress", "role": "assistant", "content": []}
                 out = self._add(index, "message", f"msg_{index}", item)
                 part = {"type": "output_text", "text": "", "annotations": []}
@@ -180,8 +178,8 @@ class OpenAIResponsesWriter(StreamWriter):
 
     def _annotation(self, index: int, data: dict[str, Any]) -> bytes:
         """A citation of the text part being written (none open: nothing to cite)."""
-        text = self._text
-        if text is None or text not in self._live or text not in self._items:
+        text = self.text_block
+        if text is None:
             return b""
         entry = self._items[text]
         annotations = self._annotations.setdefault(text, [])
