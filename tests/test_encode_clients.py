@@ -154,6 +154,54 @@ def test_the_ai_package_reads_every_answer(tmp_path: Path) -> None:
         assert urls == cited_urls(answer(source)), source.name
 
 
+# The documents each answer cites, as the `ai` package lists them: written by hand from
+# the fixtures (titles, and a type by how the document is cited or by its file name).
+CITED_DOCUMENTS = {
+    "anthropic/document-citations.sse": [
+        {"mediaType": "text/plain", "title": "Remote work policy"},
+        {"mediaType": "application/pdf", "title": "Document 1"},  # untitled: its number
+    ],
+    "cohere/citations.sse": [{"mediaType": "text/plain", "title": "Hours"}],
+    "openai-responses/file-citations.sse": [
+        {"mediaType": "application/pdf", "title": "handbook.pdf", "filename": "handbook.pdf"},
+        {"mediaType": "text/plain", "title": "returns.txt", "filename": "returns.txt"},
+    ],
+}
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@pytest.mark.skipif(
+    not (AI_SDK / "node_modules" / "ai").is_dir(),
+    reason="the ai npm package is not installed (npm install --prefix tests/ai_sdk)",
+)
+def test_the_ai_package_lists_cited_documents(tmp_path: Path) -> None:
+    """A document cited without a URL is a `source-document` part, each document once
+    however often it is cited; the `ai` package checks every chunk against its schema."""
+    sources = [s for s in COMPLETE if s.name in CITED_DOCUMENTS]
+    assert len(sources) == len(CITED_DOCUMENTS)
+    paths = []
+    for n, source in enumerate(sources):
+        paths.append(tmp_path / f"{n}.sse")
+        paths[-1].write_bytes(encode(events_of(source) or [], "ai-sdk"))
+    run = subprocess.run(
+        ["node", str(AI_SDK / "read_ui_stream.mjs"), *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    messages = [json.loads(line) for line in run.stdout.split("\n")[:-1]]
+    for source, message in zip(sources, messages, strict=True):
+        documents = [p for p in message["parts"] if p["type"] == "source-document"]
+        assert [p.pop("sourceId") for p in documents] == [
+            f"source-{n}" for n in range(1, len(documents) + 1)
+        ]
+        assert [{k: v for k, v in p.items() if k != "type"} for p in documents] == (
+            CITED_DOCUMENTS[source.name]
+        ), source.name
+
+
 def cited_urls(response: NormalizedResponse) -> list[str]:
     """The URLs an answer cites, each once, in order: what the sources must list."""
     urls: list[str] = []

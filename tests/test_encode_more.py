@@ -51,6 +51,7 @@ from laminate._apis.bedrock import encode as bedrock_encode
 from laminate._apis.bedrock import stream as bedrock_stream
 from laminate._apis.cohere import stream as cohere_stream
 from laminate._apis.gemini import stream as gemini_stream
+from laminate._encode.ai_sdk import AISDKWriter
 from laminate._framing import SSEDecoder
 from laminate._framing.eventstream import encode_message
 from laminate.testing import mock_server
@@ -634,3 +635,155 @@ def test_citations_go_back_to_the_text_block_they_follow(
     # Another API has no place for them: the text alone.
     other = laminate.collect_sync([encode(events, "openai")], "openai")
     assert other.content == [Text("Four legs.")]
+
+
+# -- the AI SDK's sources ----------------------------------------------------------------------
+
+
+def _doc(media_type: str, title: str = "Lease") -> dict[str, str]:
+    return {"type": "source-document", "mediaType": media_type, "title": title}
+
+
+def _web(url: str, title: str | None = None) -> dict[str, str]:
+    return {"type": "source-url", "url": url} | ({"title": title} if title else {})
+
+
+PDF, TEXT = "application/pdf", "text/plain"
+
+
+@pytest.mark.parametrize(
+    ("provider", "block_type", "data", "chunks"),
+    [
+        # A URL, wherever each API puts it.
+        (
+            "openai",
+            "citation",
+            {"type": "url_citation", "url_citation": {"url": "https://b.ex"}},
+            [_web("https://b.ex")],
+        ),
+        (
+            "openai-responses",
+            "citation",
+            {"type": "url_citation", "url": "https://a.ex", "title": "A"},
+            [_web("https://a.ex", "A")],
+        ),
+        (
+            "bedrock",
+            "citation",
+            {"title": "W", "location": {"web": {"url": "https://w.ex", "domain": "w"}}},
+            [_web("https://w.ex", "W")],
+        ),
+        (
+            "anthropic",
+            "citation",
+            {"type": "web_search_result_location", "url": "https://t.ex", "title": "T"},
+            [_web("https://t.ex", "T")],
+        ),
+        (
+            "anthropic",
+            "citation",
+            {"type": "search_result_location", "source": "https://s.ex/1", "title": "S"},
+            [_web("https://s.ex/1", "S")],
+        ),
+        (
+            "gemini",
+            "groundingMetadata",
+            {
+                "groundingChunks": [
+                    {"web": {"uri": "https://g.ex", "title": "g"}},
+                    {"retrievedContext": {}},
+                ]
+            },
+            [_web("https://g.ex", "g")],
+        ),
+        # A document of the request: by pages a PDF, otherwise text; untitled, its number.
+        (
+            "anthropic",
+            "citation",
+            {"type": "page_location", "document_index": 2, "document_title": "Lease"},
+            [_doc(PDF)],
+        ),
+        (
+            "anthropic",
+            "citation",
+            {"type": "content_block_location", "document_index": 3, "document_title": None},
+            [_doc(TEXT, "Document 3")],
+        ),
+        (
+            "anthropic",
+            "citation",
+            {"type": "search_result_location", "source": "kb://leases/7", "title": "Lease"},
+            [_doc(TEXT)],
+        ),
+        (
+            "bedrock",
+            "citation",
+            {
+                "title": "Lease",
+                "location": {"documentPage": {"documentIndex": 0, "start": 1, "end": 2}},
+            },
+            [_doc(PDF)],
+        ),
+        (
+            "bedrock",
+            "citation",
+            {
+                "title": "Lease",
+                "location": {"documentChunk": {"documentIndex": 0, "start": 1, "end": 2}},
+            },
+            [_doc(TEXT)],
+        ),
+        (
+            "bedrock",
+            "citation",
+            {"location": {"documentChar": {"start": 0, "end": 4}}},
+            [_doc(TEXT, "Document")],
+        ),
+        # Cohere: its document sources, not its tool outputs.
+        (
+            "cohere",
+            "citation",
+            {
+                "type": "TEXT_CONTENT",
+                "sources": [
+                    {"type": "tool", "id": "t:0", "tool_output": {"x": 1}},
+                    {"type": "document", "id": "doc:1", "document": {"title": "Lease"}},
+                    {"type": "document", "id": "doc:2", "document": {"snippet": "..."}},
+                ],
+            },
+            [_doc(TEXT), _doc(TEXT, "doc:2")],
+        ),
+        # The Responses API's files: the type by the file's name, if it tells.
+        (
+            "openai-responses",
+            "citation",
+            {"type": "container_file_citation", "file_id": "cfile_1", "filename": "data.csv"},
+            [_doc("text/csv", "data.csv") | {"filename": "data.csv"}],
+        ),
+        (
+            "openai-responses",
+            "citation",
+            {"type": "file_path", "file_id": "file-9", "index": 3},
+            [_doc("application/octet-stream", "file-9")],
+        ),
+        # Nothing to name, or not this API's: no chunk.
+        ("openai-responses", "citation", {"type": "file_citation", "filename": "x.pdf"}, []),
+        ("anthropic", "citation", {"type": "future_location", "where": 1}, []),
+        ("anthropic", "citation", ["not", "an", "object"], []),
+        ("anthropic", "server_tool_use", {"url": "https://not.a.citation"}, []),
+        ("openai", "citation", {"location": {"documentPage": {"documentIndex": 0}}}, []),
+        ("ollama", "citation", {"url": "https://o.ex"}, []),
+        ("", "citation", {"url": "https://o.ex"}, []),
+    ],
+)
+def test_the_ai_sdk_lists_what_a_citation_cites(
+    provider: str, block_type: str, data: Any, chunks: list[dict[str, str]]
+) -> None:
+    """Each API reads its own citations; each source is listed once, however often cited."""
+    block = laminate.Unknown(block_type, laminate.FlexValue(data))
+    writer = AISDKWriter()
+    writer.start(ResponseStart("r", "m", provider))
+    written = writer.block_end(0, block) + writer.block_end(1, block)  # the same source twice
+    found = [json.loads(line.removeprefix(b"data: ")) for line in written.split(b"\n\n")[:-1]]
+    assert [c.pop("sourceId") for c in found] == [f"source-{n + 1}" for n in range(len(chunks))]
+    assert found == chunks

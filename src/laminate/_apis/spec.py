@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._core.assembler import Assembler
+from .._encode.sources import Source, no_sources
 from .base import Handler
 
 if TYPE_CHECKING:
     from .._core.errors import ProviderError
-    from .._core.response import NormalizedResponse
+    from .._core.response import NormalizedResponse, Unknown
     from .._encode.writer import Writer
     from .._tools.registry import Tool, ToolResult
 
@@ -183,6 +184,9 @@ class Api:
     encoder: Callable[[], Writer] | None = None
     """A new stream writer for this API (``event(ev) -> bytes``, ``close() -> bytes``; see
     ``_encode/writer.py``), or ``None`` when laminate does not write its streams."""
+    sources: Callable[[Unknown], list[Source]] = no_sources
+    """What one of its ``Unknown`` blocks cites (a citation, Gemini's grounding): web
+    pages and documents, for writers that list sources (the AI SDK stream)."""
     media_type: str | None = None
     """The ``Content-Type`` of its streams; ``None``: the usual one of its framing."""
     error_type_header: str | None = None

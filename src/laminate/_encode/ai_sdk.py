@@ -16,14 +16,17 @@ or, when the answer fails, an ``error {errorText}`` chunk where it stopped.
 Part ids are ``<kind>-<block index>``; tool calls keep their ids. Reasoning opens on its
 first text, so redacted reasoning (which has none) is not written; neither are opaque
 tokens, unknown blocks or usage (the protocol has no place for them), except the sources
-an answer cites: each URL a citation (of any API) or Gemini's grounding names is one
-``source-url {sourceId, url, title}`` chunk, where the citation came.
+an answer cites, each once, where the citation came: a URL (any API's citation, Gemini's
+grounding) is a ``source-url {sourceId, url, title}`` chunk, a document or file cited
+without one a ``source-document {sourceId, mediaType, title, filename}`` chunk.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Final
 
+from .._apis.registry import APIS
 from .._core.events import ResponseStart
 from .._core.response import (
     ContentBlock,
@@ -34,6 +37,7 @@ from .._core.response import (
     ToolUse,
     Unknown,
 )
+from .sources import Source, no_sources
 from .writer import Failure, StreamWriter, dumps, json_bytes
 
 __all__ = ["FINISH_REASONS", "HEADERS", "AISDKWriter"]
@@ -57,28 +61,17 @@ _REASONING_DELTA: Final = b'data: {"type":"reasoning-delta","id":"reasoning-'
 _TOOL_DELTA: Final = b'data: {"type":"tool-input-delta","toolCallId":'
 
 
-def _urls(block: Unknown) -> list[tuple[str, str]]:
-    """The (URL, title) pairs a block cites: a citation's own ``url`` (Anthropic, the
-    Responses API) or its ``url_citation``'s (Chat Completions), or the web sources of
-    Gemini's ``groundingMetadata``."""
-    data = block.data.value
-    if not isinstance(data, dict):
-        return []
-    found: list[Any] = []
-    if block.block_type == "citation":
-        inner = data.get("url_citation")
-        found.append(inner if isinstance(inner, dict) else data)
-    elif block.block_type == "groundingMetadata":
-        for chunk in data.get("groundingChunks") or []:
-            web = chunk.get("web") if isinstance(chunk, dict) else None
-            if isinstance(web, dict):
-                found.append({"url": web.get("uri"), "title": web.get("title")})
-    pairs: list[tuple[str, str]] = []
-    for source in found:
-        url, title = source.get("url"), source.get("title")
-        if isinstance(url, str) and url:
-            pairs.append((url, title if isinstance(title, str) else ""))
-    return pairs
+def _chunk(number: int, source: Source) -> bytes:
+    """A ``source-url`` or ``source-document`` chunk, ``source-<number>`` its id."""
+    chunk = {"type": "source-url", "sourceId": f"source-{number}", "url": source.url}
+    if not source.url:
+        chunk = {"type": "source-document", "sourceId": f"source-{number}"}
+        chunk["mediaType"] = source.media_type
+    if source.title or not source.url:
+        chunk["title"] = source.title
+    if source.filename:
+        chunk["filename"] = source.filename
+    return b"data: " + dumps(chunk) + b"\n\n"
 
 
 class AISDKWriter(StreamWriter):
@@ -90,9 +83,13 @@ class AISDKWriter(StreamWriter):
         super().__init__()
         self._calls: dict[int, bytes] = {}  # block index -> its toolCallId, encoded
         self._reasoning: dict[int, bool] = {}  # reasoning block -> whether it opened
-        self._sources: set[str] = set()  # the URLs written as sources
+        self._sources: set[str] = set()  # the sources written (their keys)
+        self._cited: Callable[[Unknown], list[Source]] = no_sources
 
     def start(self, event: ResponseStart) -> bytes:
+        record = APIS.get(event.provider)
+        if record is not None:  # the answer's API reads its citations
+            self._cited = record.sources
         start = {"type": "start", "messageId": event.id} if event.id else {"type": "start"}
         return b"data: " + dumps(start) + b'\n\ndata: {"type":"start-step"}\n\n'
 
@@ -152,21 +149,17 @@ class AISDKWriter(StreamWriter):
                 }
                 return b"data: " + dumps(chunk) + b"\n\n"
             case Unknown():
-                return self._source_urls(block)
+                return self._source_chunks(block)
         return b""
 
-    def _source_urls(self, block: Unknown) -> bytes:
-        """A citation with a URL (any API's), or Gemini's grounding sources: ``source-url``
-        chunks, each URL once; a citation of a document without one has no chunk here."""
+    def _source_chunks(self, block: Unknown) -> bytes:
+        """The sources a block cites (read by the answer's API), each once: a source
+        already written (the same URL, document or file) is not written again."""
         out = b""
-        for url, title in _urls(block):
-            if url in self._sources:
-                continue
-            self._sources.add(url)
-            chunk = {"type": "source-url", "sourceId": f"source-{len(self._sources)}", "url": url}
-            if title:
-                chunk["title"] = title
-            out += b"data: " + dumps(chunk) + b"\n\n"
+        for source in self._cited(block):
+            if source.key not in self._sources:
+                self._sources.add(source.key)
+                out += _chunk(len(self._sources), source)
         return out
 
     def done(self, response: NormalizedResponse) -> bytes:

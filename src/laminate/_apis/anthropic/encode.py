@@ -28,11 +28,12 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
+from ..._encode.sources import PDF, TEXT, Source, document_title, is_text, web_source
 from ..._encode.writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
 from ..shapes import counts
 from .stream import STOP_REASONS
 
-__all__ = ["AnthropicWriter"]
+__all__ = ["AnthropicWriter", "sources"]
 
 _STOP: Final = {
     "end_turn": "end_turn",
@@ -184,3 +185,37 @@ class AnthropicWriter(StreamWriter):
         kind = failure.type_for("api_error", "invalid_request_error")
         error = {"type": "error", "error": {"type": kind, "message": failure.message}}
         return sse_event("error", dumps(error))
+
+
+# A document cited by characters is text, by pages a PDF, by content blocks custom content
+# (text blocks the request gave).
+_DOCUMENT_LOCATIONS: Final = {
+    "char_location": TEXT,
+    "page_location": PDF,
+    "content_block_location": TEXT,
+}
+
+
+def sources(block: Unknown) -> list[Source]:
+    """What a citation block cites: a web page (a web search result's ``url``, or a
+    search result whose ``source`` is a URL), a document of the request (by its
+    ``document_index``) or a search result named by its ``source``."""
+    data = block.data.value
+    if block.block_type != "citation" or not isinstance(data, dict):
+        return []
+    kind = data.get("type")
+    url = data.get("url")
+    if is_text(url):
+        return [web_source(url, data.get("title"))]
+    if kind in _DOCUMENT_LOCATIONS:
+        number = data.get("document_index")
+        title = document_title(data.get("document_title"), number)
+        return [Source(key=f"document:{number}", title=title, media_type=_DOCUMENT_LOCATIONS[kind])]
+    source = data.get("source")
+    if kind == "search_result_location" and is_text(source):
+        if source.startswith(("https://", "http://")):
+            return [web_source(source, data.get("title"))]
+        named = data.get("title")
+        title = named if is_text(named) else source
+        return [Source(key=f"search:{source}", title=title, media_type=TEXT)]
+    return []

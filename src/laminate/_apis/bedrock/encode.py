@@ -44,12 +44,13 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
+from ..._encode.sources import PDF, TEXT, Source, document_title, is_text, web_source
 from ..._encode.writer import Failure, StreamWriter, cut_off, dumps, json_bytes, wire_stop
 from ..._framing.eventstream import encode_message
 from ..shapes import counts
 from .stream import STOP_REASONS
 
-__all__ = ["BedrockWriter"]
+__all__ = ["BedrockWriter", "sources"]
 
 _STOP: Final = {
     "end_turn": "end_turn",
@@ -210,3 +211,25 @@ class BedrockWriter(StreamWriter):
             ":message-type": "exception",
         }
         return encode_message(headers, dumps({"message": failure.message}))
+
+
+def sources(block: Unknown) -> list[Source]:
+    """What a citation block cites: its one ``location`` is a web page's (``web``) or a
+    document's of the request (``documentChar``, ``documentChunk``: text;
+    ``documentPage``: a PDF), by its ``documentIndex``."""
+    data = block.data.value
+    location = data.get("location") if isinstance(data, dict) else None
+    if block.block_type != "citation" or not isinstance(location, dict):
+        return []
+    for kind, where in location.items():
+        if not isinstance(where, dict):
+            continue
+        url = where.get("url")
+        if kind == "web" and is_text(url):
+            return [web_source(url, data.get("title"))]
+        if kind.startswith("document"):
+            number = where.get("documentIndex")
+            title = document_title(data.get("title"), number)
+            media = PDF if kind == "documentPage" else TEXT
+            return [Source(key=f"document:{number}", title=title, media_type=media)]
+    return []

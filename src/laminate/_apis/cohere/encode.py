@@ -39,6 +39,7 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
+from ..._encode.sources import TEXT, Source, is_text
 from ..._encode.writer import (
     Failure,
     StreamWriter,
@@ -51,7 +52,7 @@ from ..._encode.writer import (
 from ..shapes import counts
 from .stream import PLAN_ID, STOP_REASONS
 
-__all__ = ["CohereWriter"]
+__all__ = ["CohereWriter", "sources"]
 
 _FINISH: Final = {
     "end_turn": "COMPLETE",
@@ -221,3 +222,24 @@ class CohereWriter(StreamWriter):
         if u.cache_read_tokens is not None:
             usage["cached_tokens"] = u.cache_read_tokens
         return usage
+
+
+def sources(block: Unknown) -> list[Source]:
+    """What a citation block cites: its ``document`` sources, each by its id and titled
+    by the document's ``title`` (or the id); a tool's output is not a source to list."""
+    data = block.data.value
+    cited = data.get("sources") if isinstance(data, dict) else None
+    if block.block_type != "citation" or not isinstance(cited, list):
+        return []
+    found = []
+    for source in cited:
+        if not isinstance(source, dict) or source.get("type") != "document":
+            continue
+        number = source.get("id")
+        if not is_text(number):
+            continue
+        document = source.get("document")
+        title = document.get("title") if isinstance(document, dict) else None
+        named = title if is_text(title) else number
+        found.append(Source(key=f"document:{number}", title=named, media_type=TEXT))
+    return found

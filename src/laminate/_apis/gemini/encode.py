@@ -40,11 +40,12 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
+from ..._encode.sources import Source, is_text, web_source
 from ..._encode.writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from ..shapes import counts
 from .stream import METADATA, STOP_REASONS
 
-__all__ = ["GeminiWriter"]
+__all__ = ["GeminiWriter", "sources"]
 
 # The finishReason for a stop kind: Gemini has no tool, refusal or pause reason.
 _FINISH: Final = {
@@ -165,3 +166,17 @@ def _usage(response: NormalizedResponse) -> dict[str, int]:
     if u.input_tokens is not None and u.output_tokens is not None:
         usage["totalTokenCount"] = u.input_tokens + u.output_tokens
     return usage
+
+
+def sources(block: Unknown) -> list[Source]:
+    """What a metadata block cites: the web pages of ``groundingMetadata``'s chunks."""
+    data = block.data.value
+    chunks = data.get("groundingChunks") if isinstance(data, dict) else None
+    if block.block_type != "groundingMetadata" or not isinstance(chunks, list):
+        return []
+    found = []
+    for chunk in chunks:
+        web = chunk.get("web") if isinstance(chunk, dict) else None
+        if isinstance(web, dict) and is_text(uri := web.get("uri")):
+            found.append(web_source(uri, web.get("title")))
+    return found

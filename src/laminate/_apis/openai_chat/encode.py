@@ -22,11 +22,12 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
+from ..._encode.sources import Source, is_text, web_source
 from ..._encode.writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from ..shapes import counts
 from .stream import STOP_REASONS
 
-__all__ = ["OpenAIChatWriter"]
+__all__ = ["OpenAIChatWriter", "sources"]
 
 _FINISH: Final = {
     "end_turn": "stop",
@@ -153,3 +154,14 @@ def _usage(response: NormalizedResponse) -> dict[str, object]:
     if u.reasoning_tokens is not None:
         usage["completion_tokens_details"] = {"reasoning_tokens": u.reasoning_tokens}
     return usage
+
+
+def sources(block: Unknown) -> list[Source]:
+    """What a citation block cites: a search model's ``url_citation``, a web page."""
+    data = block.data.value
+    if block.block_type != "citation" or not isinstance(data, dict):
+        return []
+    inner = data.get("url_citation")
+    cited = inner if isinstance(inner, dict) else data
+    url = cited.get("url")
+    return [web_source(url, cited.get("title"))] if is_text(url) else []

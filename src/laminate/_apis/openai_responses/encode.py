@@ -33,10 +33,11 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
+from ..._encode.sources import Source, file_media_type, is_text, web_source
 from ..._encode.writer import Failure, StreamWriter, cut_off, dumps, json_bytes
 from .body import write_body
 
-__all__ = ["OpenAIResponsesWriter"]
+__all__ = ["OpenAIResponsesWriter", "sources"]
 
 
 class _Item:
@@ -275,3 +276,28 @@ class OpenAIResponsesWriter(StreamWriter):
         if stop == StopReason.REFUSAL:  # the stream wrote the text as output_text
             stop = StopReason.END_TURN.with_raw(stop.raw)
         return replace(response, content=content, stop_reason=stop)
+
+
+def sources(block: Unknown) -> list[Source]:
+    """What a citation block (an annotation) cites: a web page (``url_citation``) or a
+    file (``file_citation``, ``container_file_citation``, ``file_path``), each file by
+    its id, titled and typed by its name when the annotation gives it."""
+    data = block.data.value
+    if block.block_type != "citation" or not isinstance(data, dict):
+        return []
+    url = data.get("url")
+    if is_text(url):
+        return [web_source(url, data.get("title"))]
+    file_id = data.get("file_id")
+    if not is_text(file_id):
+        return []
+    name = data.get("filename")
+    named = name if is_text(name) else file_id
+    return [
+        Source(
+            key=f"file:{file_id}",
+            title=named,
+            media_type=file_media_type(named),
+            filename=name if is_text(name) else "",
+        )
+    ]

@@ -1,0 +1,76 @@
+"""What an answer cites, for the writers that list sources (the AI SDK stream).
+
+Each API reads its own citation blocks into :class:`Source` values (its record's
+``sources``, written in its package); a writer lists them without knowing any API. Like
+``writer``, this module imports nothing from ``_apis``.
+"""
+
+from __future__ import annotations
+
+import functools
+import mimetypes
+from dataclasses import dataclass
+from typing import Any, Final, TypeGuard
+
+from .._core.response import Unknown
+
+__all__ = [
+    "Source",
+    "document_title",
+    "file_media_type",
+    "is_text",
+    "no_sources",
+    "web_source",
+]
+
+PDF: Final = "application/pdf"
+TEXT: Final = "text/plain"
+_UNTYPED: Final = "application/octet-stream"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Source:
+    """A web page (``url``) or a document (no ``url``, a ``media_type``) an answer cites.
+
+    ``key`` is what makes two citations cite the same source (the URL, or the document's
+    number or id in the request), so that a writer lists each source once."""
+
+    key: str
+    title: str = ""
+    url: str = ""
+    media_type: str = ""
+    filename: str = ""
+
+
+def web_source(url: str, title: Any = None) -> Source:
+    """A cited web page; ``title`` kept when it is a non-empty string."""
+    return Source(key=url, url=url, title=title if is_text(title) else "")
+
+
+def document_title(title: Any, number: Any) -> str:
+    """A cited document's title, or its number in the request when it has none."""
+    if is_text(title):
+        return title
+    return f"Document {number}" if type(number) is int else "Document"
+
+
+def file_media_type(name: str) -> str:
+    """A file's type by its name, from the standard library's own table (not the
+    machine's ``/etc/mime.types``, so that it is the same everywhere);
+    ``application/octet-stream`` when the name does not tell."""
+    return _media_types().guess_type(name)[0] or _UNTYPED
+
+
+@functools.cache
+def _media_types() -> mimetypes.MimeTypes:
+    return mimetypes.MimeTypes()
+
+
+def is_text(value: Any) -> TypeGuard[str]:
+    """Whether ``value`` is a non-empty string."""
+    return isinstance(value, str) and bool(value)
+
+
+def no_sources(block: Unknown) -> list[Source]:
+    """The sources of an API whose answers cite none."""
+    return []
