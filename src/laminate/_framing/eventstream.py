@@ -71,7 +71,6 @@ __all__ = [
 
 _PRELUDE: Final = struct.Struct(">III")  # total length, headers length, prelude CRC
 _U32: Final = struct.Struct(">I")
-_LENGTHS: Final = struct.Struct(">II")  # a prelude's two lengths, without its CRC
 _U16: Final = struct.Struct(">H")
 _OVERHEAD: Final = 16  # prelude (12) + message CRC (4): the smallest possible message
 PRELUDE_SIZE: Final = _PRELUDE.size
@@ -85,6 +84,7 @@ _FIXED: Final = {
 }
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _HEADER_CACHE: Final = 64  # distinct header sections remembered per decoder
+_BEGINNINGS: Final = 4096  # message lengths whose beginning's CRC a decoder remembers
 # A batch ends once its messages hold this many bytes (or _BATCH_MAX messages): what is
 # parsed and not yet handed over stays small whatever one feed holds.
 _BATCH_BYTES: Final = 64 * 1024
@@ -123,6 +123,8 @@ class EventStreamDecoder:
     __slots__ = (
         "_base",
         "_batching",
+        "_begun",
+        "_begun_headers",
         "_buf",
         "_closed",
         "_error",
@@ -151,6 +153,9 @@ class EventStreamDecoder:
         # Header sections already read: raw bytes -> (the frame's event name, headers).
         self._known: dict[bytes, _Section] = {}
         self._last: tuple[bytes, _Section] = (b"", (None, _NO_HEADERS))
+        # The runs' message beginnings by length (see _run), for one header section.
+        self._begun_headers = b""
+        self._begun: dict[int, tuple[int, int]] = {}
 
     @property
     def bytes_seen(self) -> int:
@@ -333,11 +338,15 @@ class EventStreamDecoder:
         (whose payload is ``raw``), each checked by its CRC and cut, nothing else; where
         the first one left starts. Anything else (a message not all here, other headers,
         a bad CRC, a full batch) is left to the general loop, which says what is wrong;
-        a payload that is not UTF-8 is the batch reader's to find (see :class:`Batch`)."""
+        a payload that is not UTF-8 is the batch reader's to find (see :class:`Batch`).
+
+        Messages of one length with the same headers begin with the same bytes (prelude
+        and headers): that beginning's CRC is taken once per length, and each message's
+        CRC is carried on over its payload alone (CRC-32 continues over joined bytes)."""
         buf = self._buf
         end = min(len(buf), run.start + _BATCH_BYTES)  # a batch's messages: their bytes too
         limit = self._max
-        unpack = _LENGTHS.unpack_from
+        unpack = _PRELUDE.unpack_from
         crc_of = _U32.unpack_from
         crc32 = zlib.crc32
         same_headers = buf.startswith
@@ -349,18 +358,30 @@ class EventStreamDecoder:
         after = _PRELUDE.size + header_size  # from a message's start to its payload
         smallest = _OVERHEAD + header_size
         last = end - smallest  # where the last message that can be here whole starts
+        if self._begun_headers != headers or len(self._begun) > _BEGINNINGS:
+            self._begun_headers = headers
+            self._begun = {}
+        begun = self._begun  # total length -> (prelude CRC, CRC of prelude and headers)
         for _ in range(_BATCH_MAX - count):
             if pos > last:
                 break
-            need, size = unpack(buf, pos)
+            need, size, sent = unpack(buf, pos)
             crc_at = pos + need - 4
             if size != header_size or not smallest <= need <= limit or crc_at >= end - 3:
                 break
-            if crc32(view[pos:crc_at]) != crc_of(buf, crc_at)[0] or not same_headers(
-                headers, pos + 12
-            ):
+            if not same_headers(headers, pos + 12):
                 break
-            add(buf[pos + after : crc_at])
+            known = begun.get(need)
+            if known is None:
+                if crc32(view[pos : pos + 8]) != sent:
+                    break
+                known = begun[need] = sent, crc32(view[pos : pos + after])
+            elif known[0] != sent:
+                break
+            payload = buf[pos + after : crc_at]
+            if crc32(payload, known[1]) != crc_of(buf, crc_at)[0]:
+                break
+            add(payload)
             pos = crc_at + 4
         run.names.extend(repeat(name, len(payloads) - count + 1))
         return pos

@@ -575,10 +575,10 @@ class SSEDecoder(_LineDecoder):
         names = None
         if period == 3:
             heads = lines[taken:end:3]
-            if not all(map(bytes.startswith, heads, repeat(b"event: "))):
-                return taken
-            if not b"".join(heads).isascii():
-                return taken  # decoded, and checked, line by line
+            # A stream names few kinds of event: each kind is checked once.
+            for head in set(heads):
+                if not head.startswith(b"event: ") or not head.isascii():
+                    return taken  # read, and checked, line by line
             names = _EventNames(heads)
         payloads = list(map(_CUT[len(prefix)], data))
         if payloads[-1] == b"[DONE]":  # OpenAI's last event: left to the line-by-line path
