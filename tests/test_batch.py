@@ -10,10 +10,13 @@ by byte never does.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Hashable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from laminate import StreamNormalizer, ToolInputDelta
 from laminate._core.assembler import Assembler
@@ -426,6 +429,34 @@ def test_bedrock_payload_not_utf8_inside_a_run_of_like_messages() -> None:
     assert "utf-8" in str(outcome.error).lower()
     assert outcome.response is not None  # what came before it
     assert outcome.response.text() == "".join(f"w{i} " for i in range(29))
+
+
+def _with_bad_prelude_crc(message: bytes) -> bytes:
+    """The message with its prelude CRC wrong and its message CRC made to match that."""
+    wrong = bytearray(message)
+    wrong[9] ^= 4
+    wrong[-4:] = zlib.crc32(wrong[:-4]).to_bytes(4, "big")
+    return bytes(wrong)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 7)), max_size=3),
+    bad_prelude=st.none() | st.integers(0, 119),
+)
+def test_bedrock_corrupted_inside_runs_reads_alike_batched(
+    flips: list[tuple[int, int]], bad_prelude: int | None
+) -> None:
+    """Runs of messages of one length take their beginning's CRC once: a flipped bit
+    anywhere, or a prelude CRC that the message CRC was made to match, gives the same
+    frames and the same error as the message-by-message path."""
+    messages = converse_text(120)  # lengths that repeat, and change with the number
+    if bad_prelude is not None:
+        messages[bad_prelude] = _with_bad_prelude_crc(messages[bad_prelude])
+    body = bytearray(b"".join([*messages, *CONVERSE_END]))
+    for at, bit in flips:
+        body[at % len(body)] ^= 1 << bit
+    assert_same(bytes(body), "bedrock")
 
 
 def test_bedrock_exception_after_a_run() -> None:

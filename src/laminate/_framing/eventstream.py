@@ -271,10 +271,10 @@ class EventStreamDecoder:
                     need, size, crc = unpack(buf, pos)
                     if need < _OVERHEAD or need > limit or size > need - _OVERHEAD:
                         self._check_prelude(buf, pos)  # raises, saying which
-                    if end - pos < need and crc32(view[pos : pos + 8]) != crc:
-                        # A message to wait for: its prelude's own CRC is checked now, so
-                        # a corrupt length never makes the decoder wait. A whole message's
-                        # CRC, which covers the prelude too, checks both at once below.
+                    if crc32(view[pos : pos + 8]) != crc:
+                        # Checked as soon as the prelude is here, so that a corrupt length
+                        # never makes the decoder wait, and a bad prelude is an error
+                        # however the bytes were split (whole, the message CRC may match).
                         self._check_prelude(buf, pos)
                 elif end - pos >= need:
                     size = unpack(buf, pos)[1]  # its prelude came in an earlier feed
@@ -282,11 +282,10 @@ class EventStreamDecoder:
                     break
                 crc_at = pos + need - 4
                 if crc32(view[pos:crc_at]) != crc_of(buf, crc_at)[0]:
-                    self._check_prelude(buf, pos)  # a bad prelude is reported as such
                     raise MalformedStreamError(
                         "message CRC mismatch",
                         offset=base + pos,
-                        snippet=_hex(buf[pos : pos + 24]),
+                        snippet=_hex(buf[pos : pos + min(need, 24)]),  # this message's only
                     )
                 headers_at = pos + prelude_size
                 payload_at = headers_at + size
@@ -305,7 +304,7 @@ class EventStreamDecoder:
                     raise MalformedStreamError(
                         f"bad event stream message: {exc}",
                         offset=base + pos,
-                        snippet=_hex(buf[pos : pos + 24]),
+                        snippet=_hex(buf[pos : pos + min(need, 24)]),
                     ) from None
                 if not to_batch:
                     self._flush(run, view, out, pos)
@@ -424,8 +423,9 @@ class EventStreamDecoder:
             problem = f"headers length {headers} does not fit in a {total}-byte message"
         else:
             return int(total)
+        # The prelude alone: what follows it depends on how the bytes were split.
         raise MalformedStreamError(
-            problem, offset=self._base + pos, snippet=_hex(buf[pos : pos + 24])
+            problem, offset=self._base + pos, snippet=_hex(buf[pos : pos + _PRELUDE.size])
         )
 
 
