@@ -5,7 +5,7 @@ twice, whole and cut into pieces, and fails (raises) when:
 
 - anything but a :class:`laminate.LaminateError` escapes ``feed`` or ``close``;
 - a stream error carries no ``.partial`` response;
-- the two runs differ: other events, or another error (type, offset), since events
+- the two runs differ: other events, or another error (type, offset, message), since events
   depend only on the bytes, never on how they were split;
 - the events break the contract's order: ``ResponseStart`` once and first,
   ``BlockStart(i)`` numbered 0, 1, 2, ... before any delta of ``i``, deltas of the
@@ -56,12 +56,15 @@ PROVIDERS: Final[tuple[str | None, ...]] = (
     "anthropic",
     "ollama",
     "openai-responses",
+    "gemini",
+    "cohere",
+    "bedrock",
 )
+_SUFFIXES: Final = ("*.sse", "*.ndjson", "*.stream.json", "*.eventstream")
 
 
 def _corpus() -> list[bytes]:
-    paths = sorted(FIXTURES.rglob("*.sse")) + sorted(FIXTURES.rglob("*.ndjson"))
-    return [path.read_bytes() for path in paths]
+    return [path.read_bytes() for suffix in _SUFFIXES for path in sorted(FIXTURES.rglob(suffix))]
 
 
 CORPUS: Final = _corpus()
@@ -116,11 +119,13 @@ def _run(chunks: Iterable[bytes], provider: str | None) -> tuple[list[Event], La
     return events, None
 
 
-def _error_key(error: LaminateError | None) -> tuple[str, int | None] | None:
+def _error_key(error: LaminateError | None) -> tuple[str, int | None, str] | None:
+    """An error as the split must not change it: its type, offset and message (the
+    bytes it quotes included)."""
     if error is None:
         return None
     offset = error.offset if isinstance(error, MalformedStreamError) else None
-    return type(error).__name__, offset
+    return type(error).__name__, offset, str(error)
 
 
 _DELTA_KIND: Final = {TextDelta: Text, ReasoningDelta: Reasoning, ToolInputDelta: ToolUse}

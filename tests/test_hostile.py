@@ -445,8 +445,13 @@ def test_nul_bytes() -> None:
     raw = run_chunks([HELLO + b'data: {"a": "\x00"}\n\n'], "openai")
     assert isinstance(raw.error, MalformedStreamError)
     assert raw.error.offset == len(HELLO)
-    ndjson = run_chunks([b"\x00\x00\n"], "ollama")
+    ndjson = run_chunks([b"\x00" * 12 + b"\n"], "ollama")
     assert isinstance(ndjson.error, MalformedStreamError)
+    # Fewer than twelve bytes from a NUL may be the prelude of a binary event stream, which
+    # any provider's answer may be (the bytes tell the framing): cut short, whole or not.
+    for chunks in ([b"\x00\x00\n"], [b"\x00", b"\x00\n"]):
+        short = run_chunks(chunks, "ollama")
+        assert isinstance(short.error, IncompleteStreamError)
     # Nothing but NULs: nothing to detect a provider from.
     nothing = run_chunks([b"\x00" * 10_000])
     assert isinstance(nothing.error, UnknownProviderError)
@@ -580,3 +585,91 @@ def test_the_fuzz_oracle_rejects_broken_orders() -> None:
     for edit in broken:
         with pytest.raises(AssertionError):
             check_order(edit(list(good)), completed=True)
+
+
+# -- the same outcome however the bytes were split ---------------------------------------------
+
+BEDROCK_TEXT: Final = (FIXTURES / "bedrock" / "text.eventstream").read_bytes()
+GEMINI_ARRAY: Final = (FIXTURES / "gemini" / "thinking-signatures-array.stream.json").read_bytes()
+
+
+def _outcome_key(outcome: Outcome) -> tuple[Any, ...]:
+    error = outcome.error
+    return (
+        outcome.events,
+        type(error),
+        None if error is None else str(error),
+        getattr(error, "offset", None),
+    )
+
+
+def _alike(data: bytes, provider: str | None) -> Outcome:
+    """The outcome of ``data`` fed whole, which fed a byte at a time and cut after its
+    first byte must equal (events, error type, message and offset)."""
+    whole = run_chunks([data], provider)
+    for chunks in ([data[:1], data[1:]], [data[i : i + 1] for i in range(len(data))]):
+        assert _outcome_key(run_chunks(chunks, provider)) == _outcome_key(whole)
+    return whole
+
+
+@pytest.mark.parametrize("provider", [None, "bedrock", "openai", "ollama"])
+def test_a_binary_stream_is_told_by_its_bytes_however_they_come(provider: str | None) -> None:
+    """Whatever the provider said, twelve bytes tell a binary event stream; its first
+    byte alone does not."""
+    outcome = _alike(BEDROCK_TEXT, provider)
+    if provider in (None, "bedrock"):
+        assert outcome.error is None
+
+
+def test_blank_lines_before_a_binary_stream_are_dropped_and_counted() -> None:
+    outcome = _alike(b"\r\n\n" + BEDROCK_TEXT, "bedrock")
+    assert outcome.error is None
+    assert outcome.response == run_chunks([BEDROCK_TEXT], "bedrock").response
+    corrupt = bytearray(BEDROCK_TEXT)
+    corrupt[20] ^= 1  # inside the first message: its CRC fails
+    broken = _alike(b"\r\n\n" + bytes(corrupt), "bedrock")
+    assert isinstance(broken.error, MalformedStreamError)
+    assert broken.error.offset == 3  # the stream's offset, blank lines included
+
+
+def test_invalid_utf8_in_a_json_array_element_is_malformed_where_the_element_starts() -> None:
+    second = GEMINI_ARRAY.index(b"\n,\r\n{") + 4
+    text = GEMINI_ARRAY.index(b'" Octopuses', second) + 1
+    data = GEMINI_ARRAY[:text] + b"\xff" + GEMINI_ARRAY[text:]
+    outcome = _alike(data, "gemini")
+    assert isinstance(outcome.error, MalformedStreamError)
+    assert "invalid UTF-8" in str(outcome.error)
+    assert outcome.error.offset == second
+    assert any(isinstance(e, laminate.ReasoningDelta) for e in outcome.events)  # the first's
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'[{"a": 1} x {"b": 2}]',  # between elements
+        b'[{"a": 1}]  \r\n tail',  # after the array
+        b'[{"a": 1}, 7, {"b": 2}]',  # an element that is not an object
+        b'[{"a": 1}, [{"b": 2}]]',
+    ],
+)
+def test_a_bad_json_array_quotes_the_same_bytes_however_they_come(data: bytes) -> None:
+    outcome = _alike(data, "gemini")
+    assert isinstance(outcome.error, MalformedStreamError)
+
+
+@pytest.mark.parametrize("provider", [None, "ollama", "openai", "bedrock"])
+def test_a_body_after_blank_lines_is_refused_at_its_first_byte(provider: str | None) -> None:
+    outcome = _alike(b"\r\n\r\n\x01{}", provider)
+    assert isinstance(outcome.error, LaminateError)
+    if isinstance(outcome.error, MalformedStreamError):
+        assert outcome.error.offset == 4
+
+
+def test_a_delta_type_that_is_not_a_string_is_ignored_batched_or_not() -> None:
+    start = (FIXTURES / "anthropic" / "text.sse").read_bytes()
+    odd = start.replace(b'"type":"text_delta","text":"Montr', b'"type":[],"text":"Montr')
+    assert odd != start
+    outcome = _alike(odd, "anthropic")
+    assert outcome.error is None
+    assert outcome.response is not None
+    assert "Montr" not in outcome.response.text()

@@ -3,7 +3,8 @@ a stream was asked for (or a pretty-printed body whose first line is not JSON).
 
 :class:`Document` gathers it up to a cap and parses it once, at the end; a text that
 ends too soon is an :class:`IncompleteStreamError` (a retry may succeed), anything else
-that is not one JSON object a :class:`MalformedStreamError` at offset 0.
+that is not one JSON object a :class:`MalformedStreamError` at the offset of its first
+byte that is not white space.
 """
 
 from __future__ import annotations
@@ -47,7 +48,10 @@ class Document:
 
     def parse(self, *, provider_known: bool) -> dict[str, Any]:
         """The document's JSON object."""
-        raw = bytes(self._data)
+        # The white space before it is not part of it (the blank lines before a body may
+        # already have been dropped, or not, depending on how the bytes were split).
+        raw = bytes(self._data).lstrip(b" \t\r\n")
+        at = len(self._data) - len(raw)  # where it starts among the bytes held
         try:
             data = json.loads(raw)
         except (ValueError, RecursionError) as exc:
@@ -58,12 +62,12 @@ class Document:
                 ) from exc
             raise MalformedStreamError(
                 f"the body is neither a stream nor one JSON document: {exc}",
-                offset=0,
+                offset=at,
                 snippet=snippet(raw[:80].decode("utf-8", "replace")),
             ) from exc
         if not isinstance(data, dict):
             raise MalformedStreamError(
-                "the body is JSON but not an object", offset=0, snippet=snippet(str(data))
+                "the body is JSON but not an object", offset=at, snippet=snippet(str(data))
             )
         return data
 

@@ -163,31 +163,34 @@ class JSONArrayDecoder:
         self._depth -= 1
         if self._depth == 1:
             if byte != 125:  # `}`: the elements are objects
-                raise self._bad(self._start, "an array element is not an object")
+                raise self._bad(self._start, "an array element is not an object", pos + 1)
             self._end_element(buf, pos, out)
         elif self._depth == 0:
             self._end_array(buf, pos, byte)
         elif self._depth < 0:
-            raise self._bad(pos, "a closing bracket outside the array")
+            raise self._bad(pos, "a closing bracket outside the array", pos + 1)
         return pos
 
     def _open_array(self, buf: bytearray, pos: int, byte: int) -> None:
         if self._opened or byte != 91 or buf[:pos].strip(_BLANK):  # 91: `[`
-            raise self._bad(pos, "not a JSON array of objects")
+            raise self._bad(pos, "not a JSON array of objects", pos + 1)
         self._opened = True
         self._gap_from = pos + 1
 
     def _start_element(self, buf: bytearray, pos: int, byte: int) -> None:
         if byte != 123:  # `{`
-            raise self._bad(pos, "an array element is not an object")
+            raise self._bad(pos, "an array element is not an object", pos + 1)
         gap = bytes(buf[self._gap_from : pos]).strip(_BLANK)
         if gap != (b"," if self._count else b""):
-            raise self._bad(self._gap_from, "bytes between array elements")
+            raise self._bad(self._gap_from, "bytes between array elements", pos + 1)
         self._start = pos
 
     def _end_element(self, buf: bytearray, pos: int, out: list[Frame]) -> None:
         start = self._start
-        text = bytes(buf[start : pos + 1]).decode("utf-8")
+        try:
+            text = bytes(buf[start : pos + 1]).decode("utf-8")
+        except UnicodeDecodeError:
+            raise self._bad(start, "invalid UTF-8 in an array element", pos + 1) from None
         out.append(Frame(None, text, self._base + start, None))
         self._count += 1
         self._start = -1
@@ -196,15 +199,19 @@ class JSONArrayDecoder:
     def _end_array(self, buf: bytearray, pos: int, byte: int) -> None:
         gap = bytes(buf[self._gap_from : pos]).strip(_BLANK)
         if byte != 93 or gap not in (b"", b","):  # 93: `]`
-            raise self._bad(self._gap_from, "bytes between array elements")
+            raise self._bad(self._gap_from, "bytes between array elements", pos + 1)
         self._ended = True
         self._gap_from = pos + 1  # from here on only white space may follow
 
     def _check_size(self) -> None:
         if self._start >= 0 and self._pos - self._start > self._max:
-            raise self._bad(self._start, f"an element longer than max_frame_bytes ({self._max})")
+            message = f"an element longer than max_frame_bytes ({self._max})"
+            raise self._bad(self._start, message, self._start + self._max + 1)
         if self._ended and _strip(self._buf, self._gap_from):
-            raise self._bad(self._gap_from, "bytes after the end of the JSON array")
+            # Up to the first byte that is not white space: all a byte-at-a-time feed may
+            # have given yet.
+            first = len(self._buf) - len(self._buf[self._gap_from :].lstrip(_BLANK))
+            raise self._bad(self._gap_from, "bytes after the end of the JSON array", first + 1)
 
     def _drop_consumed(self) -> None:
         keep = self._start if self._start >= 0 else self._gap_from
@@ -216,9 +223,13 @@ class JSONArrayDecoder:
             if self._start >= 0:
                 self._start -= keep
 
-    def _bad(self, pos: int, what: str) -> MalformedStreamError:
-        snippet = bytes(self._buf[max(pos, 0) : max(pos, 0) + 60]).decode("utf-8", "replace")
-        return MalformedStreamError(what, offset=self._base + max(pos, 0), snippet=snippet)
+    def _bad(self, pos: int, what: str, seen: int | None = None) -> MalformedStreamError:
+        """The error at ``pos``; its snippet ends at ``seen``, the byte that told (the
+        bytes after it depend on how the stream was split), or at the end at close."""
+        start = max(pos, 0)
+        end = start + 60 if seen is None else min(start + 60, seen)
+        snippet = bytes(self._buf[start:end]).decode("utf-8", "replace")
+        return MalformedStreamError(what, offset=self._base + start, snippet=snippet)
 
 
 def _strip(buf: bytearray, start: int) -> bytes:

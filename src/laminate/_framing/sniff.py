@@ -45,12 +45,13 @@ class Sniffer:
         while more bytes are needed. ``final``: no more bytes will come."""
         head = data.lstrip(_BLANK)
         held = self._held
-        binary = declared in (None, "eventstream")  # a binary prelude is possible
-        if head and not held and not (binary and _short_binary_head(head)):
+        # A binary prelude is possible whatever the provider: the bytes tell the framing
+        # (choose_framing), so its first twelve bytes are awaited in every case.
+        if head and not held and not _short_binary_head(head):
             # The usual case: nothing held, no copy.
-            return choose_framing(head, declared, self._content_type), data
+            return self._chosen(choose_framing(head, declared, self._content_type), data)
         held += data
-        if not final and binary and _short_binary_head(bytes(held).lstrip(_BLANK)):
+        if not final and _short_binary_head(bytes(held).lstrip(_BLANK)):
             return None  # a binary prelude is told by its first 12 bytes: wait for them
         if not head and not final:
             # Whole blank lines carry nothing in any framing: dropped, and counted.
@@ -67,9 +68,20 @@ class Sniffer:
             return None
         data, self._held = bytes(held), bytearray()
         head = data.lstrip(_BLANK)
-        if final and binary and _short_binary_head(head):
+        if final and _short_binary_head(head):
             raise IncompleteStreamError("the stream ended inside the prelude of its first frame")
-        return choose_framing(head, declared, self._content_type), data
+        return self._chosen(choose_framing(head, declared, self._content_type), data)
+
+    def _chosen(self, kind: FramingKind, data: bytes) -> tuple[FramingKind, bytes]:
+        """``kind`` and the bytes for its decoder. A binary stream's decoder is not given
+        the blank lines before its first frame: they are dropped and counted, as they are
+        when they come alone, so that it reads the same bytes however they were split."""
+        if kind != "eventstream" or data[:1] not in (b" ", b"\t", b"\r", b"\n"):
+            return kind, data
+        blank = len(data) - len(data.lstrip(b" \t\r\n"))
+        cut = max(data.rfind(b"\n", 0, blank), data.rfind(b"\r", 0, blank)) + 1
+        self.offset_base += cut
+        return kind, data[cut:]
 
 
 class Tail:

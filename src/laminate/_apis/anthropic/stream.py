@@ -140,7 +140,7 @@ class AnthropicHandler:
             if key.__class__ is not int or delta.__class__ is not dict:
                 return i
             delta_type = delta.get("type")
-            field = _RUN_FIELDS.get(delta_type)
+            field = _RUN_FIELDS.get(delta_type) if delta_type.__class__ is str else None
             if field is None:
                 return i
             pieces: list[str] = []
