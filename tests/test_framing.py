@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from laminate._core.errors import IncompleteStreamError, MalformedStreamError
@@ -633,6 +633,7 @@ _noise = st.lists(
     st.sampled_from(
         [
             *(b"data:", b" ", b"x", b"\r", b"\n", b":", b"event", b"id", b"retry", b"7", b"\0"),
+            *(b"{", b"}"),
             *(BOM, BOM[:1], b"\xe2\x80\xa8", b"\xe2", b"\xff", b"\xc3\xa9"),
         ]
     ),
@@ -648,6 +649,8 @@ _bytes = st.binary(max_size=200) | _noise
     cap=st.integers(min_value=1, max_value=64) | st.just(16 * 1024 * 1024),
     kind=st.sampled_from([SSEDecoder, NDJSONDecoder]),
 )
+# A JSON line outside any event, not UTF-8, cut short by the end of the stream.
+@example(body=b"{\x80\r", cuts=[], cap=3, kind=SSEDecoder)
 def test_any_bytes_raise_only_malformed_or_incomplete_and_split_the_same(
     body: bytes, cuts: list[int], cap: int, kind: type[Decoder]
 ) -> None:

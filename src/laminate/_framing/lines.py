@@ -603,7 +603,13 @@ class SSEDecoder(_LineDecoder):
 
     def _emit_stray(self, out: list[Frame | Batch]) -> None:
         lines, self._stray = self._stray or [], None
-        text = b"\n".join(lines).decode()
+        raw = b"\n".join(lines)
+        try:
+            text = raw.decode()
+        except UnicodeDecodeError:  # also at close, where no line's reader would catch it
+            raise MalformedStreamError(
+                "invalid UTF-8", offset=self._stray_start, snippet=_snippet(raw)
+            ) from None
         out.append(_new(Frame, (None, text, self._stray_start, None, None)))
 
     def _field(self, line: bytes) -> bytes | None:
