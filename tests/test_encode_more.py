@@ -766,6 +766,32 @@ PDF, TEXT = "application/pdf", "text/plain"
             {"type": "file_path", "file_id": "file-9", "index": 3},
             [_doc("application/octet-stream", "file-9")],
         ),
+        # Odd data: read for what it names, never an error.
+        (
+            "openai-responses",
+            "citation",
+            {"type": "file_citation", "file_id": "f", "filename": "//[x"},
+            [_doc("application/octet-stream", "//[x") | {"filename": "//[x"}],
+        ),
+        (
+            "openai-responses",
+            "citation",
+            {"type": "file_citation", "file_id": "f", "filename": "A.PDF"},
+            [_doc(PDF, "A.PDF") | {"filename": "A.PDF"}],
+        ),
+        ("anthropic", "citation", {"type": ["char_location"], "document_index": 0}, []),
+        (
+            "anthropic",
+            "citation",
+            {"type": {"x": 1}, "url": "https://u.ex"},
+            [_web("https://u.ex")],
+        ),
+        (
+            "bedrock",
+            "citation",
+            {"title": 7, "location": {"documentChar": {"documentIndex": "0"}}},
+            [_doc(TEXT, "Document")],
+        ),
         # Nothing to name, or not this API's: no chunk.
         ("openai-responses", "citation", {"type": "file_citation", "filename": "x.pdf"}, []),
         ("anthropic", "citation", {"type": "future_location", "where": 1}, []),
@@ -787,3 +813,28 @@ def test_the_ai_sdk_lists_what_a_citation_cites(
     found = [json.loads(line.removeprefix(b"data: ")) for line in written.split(b"\n\n")[:-1]]
     assert [c.pop("sourceId") for c in found] == [f"source-{n + 1}" for n in range(len(chunks))]
     assert found == chunks
+
+
+def test_the_ai_sdk_tells_sources_apart_by_what_names_them() -> None:
+    """Documents without a number are told apart by their titles; a URL that reads like
+    a document's key is still a URL of its own."""
+    writer = AISDKWriter()
+    writer.start(ResponseStart("r", "m", "anthropic"))
+    cited = [
+        {"type": "char_location", "document_title": "Lease"},
+        {"type": "char_location", "document_title": "Deed"},
+        {"type": "char_location", "document_title": "Lease"},
+        {"type": "char_location", "document_index": 0, "document_title": "Lease"},
+        {"type": "web_search_result_location", "url": "document:0"},
+    ]
+    written = b"".join(
+        writer.block_end(n, laminate.Unknown("citation", laminate.FlexValue(data)))
+        for n, data in enumerate(cited)
+    )
+    found = [json.loads(line.removeprefix(b"data: ")) for line in written.split(b"\n\n")[:-1]]
+    assert [(c["type"], c.get("title"), c.get("url")) for c in found] == [
+        ("source-document", "Lease", None),
+        ("source-document", "Deed", None),
+        ("source-document", "Lease", None),  # document 0: a number, so another key
+        ("source-url", None, "document:0"),
+    ]

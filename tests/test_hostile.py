@@ -673,3 +673,31 @@ def test_a_delta_type_that_is_not_a_string_is_ignored_batched_or_not() -> None:
     assert outcome.error is None
     assert outcome.response is not None
     assert "Montr" not in outcome.response.text()
+
+
+@pytest.mark.parametrize(
+    ("provider", "body"),
+    [
+        ("gemini", GEMINI_ARRAY),
+        ("ollama", OLLAMA_TEXT),
+        ("openai", OPENAI_TEXT),
+    ],
+)
+def test_a_byte_order_mark_after_blank_lines_reads_alike_however_split(
+    provider: str, body: bytes
+) -> None:
+    outcome = _alike(b"\n\r\n\xef\xbb\xbf" + body, provider)
+    assert outcome.error is None
+    assert outcome.response == run_chunks([body], provider).response
+
+
+def test_a_json_array_element_over_the_cap_is_refused_whole_or_in_pieces() -> None:
+    element = GEMINI_ARRAY[1 : GEMINI_ARRAY.index(b"\n,")]  # the first element
+    body = b"[" + element + b"]"
+    for cap, refused in ((len(element) - 1, True), (len(element), False)):
+        whole = run_chunks([body], "gemini", max_frame_size=cap)
+        pieces = run_chunks(
+            [body[i : i + 1] for i in range(len(body))], "gemini", max_frame_size=cap
+        )
+        assert _outcome_key(whole) == _outcome_key(pieces)
+        assert isinstance(whole.error, MalformedStreamError) is refused

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import mimetypes
+import os
 from dataclasses import dataclass
 from typing import Any, Final, TypeGuard
 
@@ -16,6 +17,7 @@ from .._core.response import Unknown
 
 __all__ = [
     "Source",
+    "document_key",
     "document_title",
     "file_media_type",
     "is_text",
@@ -44,7 +46,13 @@ class Source:
 
 def web_source(url: str, title: Any = None) -> Source:
     """A cited web page; ``title`` kept when it is a non-empty string."""
-    return Source(key=url, url=url, title=title if is_text(title) else "")
+    return Source(key=f"url:{url}", url=url, title=title if is_text(title) else "")
+
+
+def document_key(number: Any, title: str) -> str:
+    """What makes a document of the request the same source: its number there, or, for a
+    citation that gives none, its title."""
+    return f"document:{number}" if type(number) is int else f"document:{title}"
 
 
 def document_title(title: Any, number: Any) -> str:
@@ -58,7 +66,9 @@ def file_media_type(name: str) -> str:
     """A file's type by its name, from the standard library's own table (not the
     machine's ``/etc/mime.types``, so that it is the same everywhere);
     ``application/octet-stream`` when the name does not tell."""
-    return _media_types().guess_type(name)[0] or _UNTYPED
+    extension = os.path.splitext(name)[1]
+    known = _media_types().types_map[True]  # by the name's extension alone, not as a URL
+    return known.get(extension) or known.get(extension.lower()) or _UNTYPED
 
 
 @functools.cache

@@ -187,6 +187,8 @@ class JSONArrayDecoder:
 
     def _end_element(self, buf: bytearray, pos: int, out: list[Frame]) -> None:
         start = self._start
+        if pos + 1 - start > self._max:  # whole in one feed: the same limit as in pieces
+            raise self._too_long()
         try:
             text = bytes(buf[start : pos + 1]).decode("utf-8")
         except UnicodeDecodeError:
@@ -205,13 +207,16 @@ class JSONArrayDecoder:
 
     def _check_size(self) -> None:
         if self._start >= 0 and self._pos - self._start > self._max:
-            message = f"an element longer than max_frame_bytes ({self._max})"
-            raise self._bad(self._start, message, self._start + self._max + 1)
+            raise self._too_long()
         if self._ended and _strip(self._buf, self._gap_from):
             # Up to the first byte that is not white space: all a byte-at-a-time feed may
             # have given yet.
             first = len(self._buf) - len(self._buf[self._gap_from :].lstrip(_BLANK))
             raise self._bad(self._gap_from, "bytes after the end of the JSON array", first + 1)
+
+    def _too_long(self) -> MalformedStreamError:
+        message = f"an element longer than max_frame_bytes ({self._max})"
+        return self._bad(self._start, message, self._start + self._max + 1)
 
     def _drop_consumed(self) -> None:
         keep = self._start if self._start >= 0 else self._gap_from

@@ -73,10 +73,11 @@ class Sniffer:
         return self._chosen(choose_framing(head, declared, self._content_type), data)
 
     def _chosen(self, kind: FramingKind, data: bytes) -> tuple[FramingKind, bytes]:
-        """``kind`` and the bytes for its decoder. A binary stream's decoder is not given
-        the blank lines before its first frame: they are dropped and counted, as they are
-        when they come alone, so that it reads the same bytes however they were split."""
-        if kind != "eventstream" or data[:1] not in (b" ", b"\t", b"\r", b"\n"):
+        """``kind`` and the bytes for its decoder, without the blank lines before the
+        first frame: they are dropped and counted, as they are when they come alone, so
+        that the decoder reads the same bytes however they were split (a byte order mark
+        after them is the decoder's first bytes either way)."""
+        if data[:1] not in (b" ", b"\t", b"\r", b"\n"):
             return kind, data
         blank = len(data) - len(data.lstrip(b" \t\r\n"))
         cut = max(data.rfind(b"\n", 0, blank), data.rfind(b"\r", 0, blank)) + 1

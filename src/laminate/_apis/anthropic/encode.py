@@ -28,7 +28,15 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.sources import PDF, TEXT, Source, document_title, is_text, web_source
+from ..._encode.sources import (
+    PDF,
+    TEXT,
+    Source,
+    document_key,
+    document_title,
+    is_text,
+    web_source,
+)
 from ..._encode.writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
 from ..shapes import counts
 from .stream import STOP_REASONS
@@ -204,13 +212,16 @@ def sources(block: Unknown) -> list[Source]:
     if block.block_type != "citation" or not isinstance(data, dict):
         return []
     kind = data.get("type")
+    if not isinstance(kind, str):
+        kind = ""  # not a location this knows
     url = data.get("url")
     if is_text(url):
         return [web_source(url, data.get("title"))]
     if kind in _DOCUMENT_LOCATIONS:
         number = data.get("document_index")
         title = document_title(data.get("document_title"), number)
-        return [Source(key=f"document:{number}", title=title, media_type=_DOCUMENT_LOCATIONS[kind])]
+        key = document_key(number, title)
+        return [Source(key=key, title=title, media_type=_DOCUMENT_LOCATIONS[kind])]
     source = data.get("source")
     if kind == "search_result_location" and is_text(source):
         if source.startswith(("https://", "http://")):
