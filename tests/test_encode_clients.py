@@ -215,9 +215,14 @@ def cited_urls(response: NormalizedResponse) -> list[str]:
         elif block.block_type == "groundingMetadata":
             chunks = data.get("groundingChunks") or []
             found = [(c.get("web") or {}).get("uri") for c in chunks if isinstance(c, dict)]
+        elif block.block_type == "citationMetadata":
+            cited = data.get("citationSources", data.get("citations")) or []
+            found = [c.get("uri") for c in cited if isinstance(c, dict)]
         else:
             found = []
-        urls += [u for u in found if isinstance(u, str) and u and u not in urls]
+        for url in found:
+            if isinstance(url, str) and url and url not in urls:
+                urls.append(url)
     return urls
 
 

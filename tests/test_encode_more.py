@@ -696,6 +696,18 @@ PDF, TEXT = "application/pdf", "text/plain"
             },
             [_web("https://g.ex", "g")],
         ),
+        (
+            "gemini",
+            "citationMetadata",
+            {"citationSources": [{"startIndex": 1, "uri": "https://c.ex"}, {"license": "mit"}]},
+            [_web("https://c.ex")],
+        ),
+        (
+            "gemini",
+            "citationMetadata",
+            {"citations": [{"uri": "https://v.ex", "title": "V"}]},
+            [_web("https://v.ex", "V")],
+        ),
         # A document of the request: by pages a PDF, otherwise text; untitled, its number.
         (
             "anthropic",

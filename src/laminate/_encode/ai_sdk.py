@@ -17,8 +17,9 @@ Part ids are ``<kind>-<block index>``; tool calls keep their ids. Reasoning open
 first text, so redacted reasoning (which has none) is not written; neither are opaque
 tokens, unknown blocks or usage (the protocol has no place for them), except the sources
 an answer cites, each once, where the citation came: a URL (any API's citation, Gemini's
-grounding) is a ``source-url {sourceId, url, title}`` chunk, a document or file cited
-without one a ``source-document {sourceId, mediaType, title, filename}`` chunk.
+grounding and citation metadata) is a ``source-url {sourceId, url, title}`` chunk, a
+document or file cited without one a ``source-document {sourceId, mediaType, title,
+filename}`` chunk; each API reads its own citations (its record's ``sources``).
 """
 
 from __future__ import annotations

@@ -169,14 +169,24 @@ def _usage(response: NormalizedResponse) -> dict[str, int]:
 
 
 def sources(block: Unknown) -> list[Source]:
-    """What a metadata block cites: the web pages of ``groundingMetadata``'s chunks."""
+    """What a metadata block cites: the web pages of ``groundingMetadata``'s chunks, and
+    the sources of ``citationMetadata`` that have a URL (``citationSources`` in the Gemini
+    API, ``citations`` in Vertex AI)."""
     data = block.data.value
-    chunks = data.get("groundingChunks") if isinstance(data, dict) else None
-    if block.block_type != "groundingMetadata" or not isinstance(chunks, list):
+    if not isinstance(data, dict):
         return []
     found = []
-    for chunk in chunks:
-        web = chunk.get("web") if isinstance(chunk, dict) else None
-        if isinstance(web, dict) and is_text(uri := web.get("uri")):
-            found.append(web_source(uri, web.get("title")))
+    if block.block_type == "groundingMetadata":
+        chunks = data.get("groundingChunks")
+        for chunk in chunks if isinstance(chunks, list) else []:
+            web = chunk.get("web") if isinstance(chunk, dict) else None
+            if isinstance(web, dict) and is_text(uri := web.get("uri")):
+                found.append(web_source(uri, web.get("title")))
+    elif block.block_type == "citationMetadata":
+        cited = data.get("citationSources", data.get("citations"))
+        found.extend(
+            web_source(uri, source.get("title"))
+            for source in (cited if isinstance(cited, list) else [])
+            if isinstance(source, dict) and is_text(uri := source.get("uri"))
+        )
     return found
