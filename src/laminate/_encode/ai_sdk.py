@@ -64,14 +64,20 @@ _TOOL_DELTA: Final = b'data: {"type":"tool-input-delta","toolCallId":'
 
 def _chunk(number: int, source: Source) -> bytes:
     """A ``source-url`` or ``source-document`` chunk, ``source-<number>`` its id."""
-    chunk = {"type": "source-url", "sourceId": f"source-{number}", "url": source.url}
-    if not source.url:
-        chunk = {"type": "source-document", "sourceId": f"source-{number}"}
-        chunk["mediaType"] = source.media_type
-    if source.title or not source.url:
-        chunk["title"] = source.title
-    if source.filename:
-        chunk["filename"] = source.filename
+    chunk: dict[str, str]
+    if source.url:
+        chunk = {"type": "source-url", "sourceId": f"source-{number}", "url": source.url}
+        if source.title:
+            chunk["title"] = source.title
+    else:
+        chunk = {
+            "type": "source-document",
+            "sourceId": f"source-{number}",
+            "mediaType": source.media_type,
+            "title": source.title,
+        }
+        if source.filename:
+            chunk["filename"] = source.filename
     return b"data: " + dumps(chunk) + b"\n\n"
 
 

@@ -48,8 +48,7 @@ class Document:
 
     def parse(self, *, provider_known: bool) -> dict[str, Any]:
         """The document's JSON object."""
-        # The white space before it is not part of it (the blank lines before a body may
-        # already have been dropped, or not, depending on how the bytes were split).
+        # The white space before it is not part of it: an error is at its first byte.
         raw = bytes(self._data).lstrip(b" \t\r\n")
         at = len(self._data) - len(raw)  # where it starts among the bytes held
         try:
