@@ -701,3 +701,45 @@ def test_a_json_array_element_over_the_cap_is_refused_whole_or_in_pieces() -> No
         )
         assert _outcome_key(whole) == _outcome_key(pieces)
         assert isinstance(whole.error, MalformedStreamError) is refused
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini", "bedrock"])
+@pytest.mark.parametrize("blank", [b" " * 40, b" " * 40 + b"\n", b"\n" + b"\t" * 33 + b"\r\n"])
+def test_a_blank_line_over_the_cap_before_the_first_frame_is_refused_however_it_comes(
+    provider: str, blank: bytes
+) -> None:
+    """Alone, beside other blank lines or with the first frame, ended or not."""
+    body = {"openai": OPENAI_TEXT, "gemini": GEMINI_ARRAY, "bedrock": BEDROCK_TEXT}[provider]
+    data = blank + body
+    splits = [[data], [blank, body], [data[:20], data[20:]], [data[:60], data[60:]]]
+    outcomes = [_outcome_key(run_chunks(chunks, provider, max_frame_size=32)) for chunks in splits]
+    assert all(outcome == outcomes[0] for outcome in outcomes)
+    _, kind, message, offset = outcomes[0]
+    assert kind is MalformedStreamError
+    assert message is not None
+    assert "a blank line longer than max_frame_bytes (32)" in message
+    assert offset == (1 if blank.startswith(b"\n") else 0)
+
+
+@pytest.mark.parametrize("cap", [500, 1000])
+def test_a_first_line_that_is_not_json_fails_alike_when_the_body_is_over_the_cap(cap: int) -> None:
+    """Read as NDJSON, an SSE body's first line is not JSON: the bytes may be one document,
+    until they grow past the cap; then that line's error, as when they came at once."""
+    data = b" \r\n" + OPENAI_TEXT
+    splits = [[data], [data[:40], data[40:]], [data[:200], data[200:400], data[400:]]]
+    outcomes = [_outcome_key(run_chunks(chunks, "ollama", max_frame_size=cap)) for chunks in splits]
+    assert all(outcome == outcomes[0] for outcome in outcomes)
+    _, kind, message, offset = outcomes[0]
+    assert kind is MalformedStreamError
+    assert message is not None
+    assert message.startswith("a frame is not JSON")
+    assert offset == 3
+
+
+def test_a_document_over_the_cap_quotes_the_same_bytes_however_it_came() -> None:
+    body = json.dumps({"id": "x", "object": "chat.completion", "choices": [], "pad": "p" * 300})
+    data = body.encode()
+    splits = [[data], [data[:10], data[10:]], [data[i : i + 7] for i in range(0, len(data), 7)]]
+    outcomes = [_outcome_key(run_chunks(chunks, "openai", max_frame_size=50)) for chunks in splits]
+    assert all(outcome == outcomes[0] for outcome in outcomes)
+    assert outcomes[0][1] is MalformedStreamError

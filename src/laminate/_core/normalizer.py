@@ -96,6 +96,9 @@ class StreamNormalizer:
         # whole body is one pretty-printed document; and such a document.
         self._head: Document | None = None
         self._document: Document | None = None
+        # Why the body was taken for one document (its first line is not JSON): the error
+        # to raise if that document then grows past the cap, as when it came all at once.
+        self._not_a_stream: MalformedStreamError | None = None
         self._assembler = Assembler(provider or "", max_tool_input_size=max_tool_input_size)
         self._handler: Handler | None = None
         self._held: list[tuple[Frame, Any]] = []
@@ -230,7 +233,12 @@ class StreamNormalizer:
         if self._assembler.done:
             return  # after the provider's terminal event the bytes cannot change the answer
         if self._document is not None:
-            self._document.add(data)
+            try:
+                self._document.add(data)
+            except MalformedStreamError:
+                if self._not_a_stream is not None:
+                    raise self._not_a_stream from None
+                raise
             return
         if self._decoder is None:
             data = self._choose_framing(data, final=False)
@@ -244,8 +252,8 @@ class StreamNormalizer:
                 self._on_frames(decoder.feed_batched(data))
                 return
             self._on_frames(decoder.feed(data))
-        except _NotAStream:
-            self._switch_to_document()
+        except _NotAStream as exc:
+            self._switch_to_document(exc.error)
             return
         self._batching = self._may_batch()
 
@@ -267,8 +275,8 @@ class StreamNormalizer:
         if decoder is not None and not asm.done:
             try:
                 self._on_frames(decoder.close(), at_end=True)
-            except _NotAStream:
-                self._switch_to_document()
+            except _NotAStream as exc:
+                self._switch_to_document(exc.error)
                 self._read_document()
         if asm.done:
             return
@@ -322,10 +330,11 @@ class StreamNormalizer:
         else:
             self._head = None  # too big to be read again as one document
 
-    def _switch_to_document(self) -> None:
+    def _switch_to_document(self, error: MalformedStreamError) -> None:
         if self._head is None:
             raise MalformedStreamError("a line is not JSON, and the body is too big to be one")
         self._document, self._head, self._decoder = self._head, None, None
+        self._not_a_stream = error
         self._frame = None
 
     def _read_document(self) -> None:
@@ -457,7 +466,12 @@ class StreamNormalizer:
             if data.strip().lower() in _KEEPALIVE:
                 return _SKIP
             if self._head is not None:
-                raise _NotAStream from exc
+                # What the first line is, unless the body turns out to be one document.
+                frame = self._frame
+                error = MalformedStreamError(f"a frame is not JSON: {exc}")
+                if frame is not None:
+                    error.offset, error.snippet = frame.offset, snippet(frame.data)
+                raise _NotAStream(error) from exc
             if at_end:
                 raise IncompleteStreamError("the stream ended inside a frame") from exc
             raise MalformedStreamError(f"a frame is not JSON: {exc}") from exc
@@ -573,7 +587,12 @@ def _short_json(obj: Any) -> str:
 
 
 class _NotAStream(Exception):
-    """The first NDJSON line is not JSON: the bytes may be one pretty-printed document."""
+    """The first NDJSON line is not JSON: the bytes may be one pretty-printed document.
+    ``error``: what the line is if they are not."""
+
+    def __init__(self, error: MalformedStreamError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _url_path(url: str) -> str:

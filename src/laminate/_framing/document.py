@@ -35,10 +35,14 @@ class Document:
     def add(self, data: bytes | bytearray) -> None:
         """Take more bytes; past the cap, a :class:`MalformedStreamError`."""
         if len(self._data) + len(data) > self._max:
+            # Its first bytes, whether they came in this feed or before: as many as any
+            # way of splitting them has brought by now (more than the cap).
+            shown = min(80, self._max + 1)
+            head = (bytes(self._data[:shown]) + bytes(data[:shown]))[:shown]
             raise MalformedStreamError(
                 f"the body is larger than max_frame_size ({self._max} bytes)",
                 offset=0,
-                snippet=snippet(bytes(self._data[:80]).decode("utf-8", "replace")),
+                snippet=snippet(head.decode("utf-8", "replace")),
             )
         self._data += data
 

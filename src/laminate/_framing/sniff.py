@@ -57,14 +57,10 @@ class Sniffer:
             # Whole blank lines carry nothing in any framing: dropped, and counted.
             cut = max(held.rfind(b"\n"), held.rfind(b"\r")) + 1
             if cut and not held[:cut].translate(None, b" \t\r\n"):
+                self._refuse_long_blank_line(held[:cut])
                 self.offset_base += cut
                 del held[:cut]
-            if len(held) > self._max:
-                raise MalformedStreamError(
-                    f"no frame in the first {self._max} bytes, only blank lines",
-                    offset=0,
-                    snippet="",
-                )
+            self._refuse_long_blank_line(held)  # the line not yet ended
             return None
         data, self._held = bytes(held), bytearray()
         head = data.lstrip(_BLANK)
@@ -80,9 +76,27 @@ class Sniffer:
         if data[:1] not in (b" ", b"\t", b"\r", b"\n"):
             return kind, data
         blank = len(data) - len(data.lstrip(b" \t\r\n"))
+        self._refuse_long_blank_line(data[:blank])
         cut = max(data.rfind(b"\n", 0, blank), data.rfind(b"\r", 0, blank)) + 1
         self.offset_base += cut
         return kind, data[cut:]
+
+    def _refuse_long_blank_line(self, blank: bytes | bytearray) -> None:
+        """Refuse a line of white space longer than the cap before the first frame, ended
+        or not, alone or before the frame's own line: held, it would grow without bound,
+        so it is refused wherever it comes, and the same way however the bytes came."""
+        if len(blank) <= self._max:
+            return
+        at = 0
+        for line in blank.splitlines(keepends=True):
+            if len(line.rstrip(b"\r\n")) > self._max:
+                raise MalformedStreamError(
+                    f"a blank line longer than max_frame_bytes ({self._max}) before the first"
+                    " frame",
+                    offset=at,
+                    snippet="",
+                )
+            at += len(line)
 
 
 class Tail:
