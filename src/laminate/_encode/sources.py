@@ -17,11 +17,10 @@ from .._core.response import Unknown
 
 __all__ = [
     "Source",
-    "document_key",
-    "document_title",
     "file_media_type",
     "is_text",
     "no_sources",
+    "request_document",
     "web_source",
 ]
 
@@ -34,8 +33,8 @@ _UNTYPED: Final = "application/octet-stream"
 class Source:
     """A web page (``url``) or a document (no ``url``, a ``media_type``) an answer cites.
 
-    ``key`` is what makes two citations cite the same source (the URL, or the document's
-    number or id in the request), so that a writer lists each source once."""
+    ``key`` is what makes two citations cite the same source (``url:`` and the URL, or
+    the document's number, id or title), so that a writer lists each source once."""
 
     key: str
     title: str = ""
@@ -49,17 +48,16 @@ def web_source(url: str, title: Any = None) -> Source:
     return Source(key=f"url:{url}", url=url, title=title if is_text(title) else "")
 
 
-def document_key(number: Any, title: str) -> str:
-    """What makes a document of the request the same source: its number there, or, for a
-    citation that gives none, its title."""
-    return f"document:{number}" if type(number) is int else f"document:{title}"
-
-
-def document_title(title: Any, number: Any) -> str:
-    """A cited document's title, or its number in the request when it has none."""
-    if is_text(title):
-        return title
-    return f"Document {number}" if type(number) is int else "Document"
+def request_document(number: Any, title: Any, media_type: str) -> Source:
+    """A cited document of the request: titled by its ``title``, or by its ``number``
+    there when it has none; the same source as another citation of that number, or, for
+    citations that give none, of that title."""
+    named = title if is_text(title) else ""
+    if type(number) is int:
+        named = named or f"Document {number}"
+        return Source(key=f"document:{number}", title=named, media_type=media_type)
+    named = named or "Document"
+    return Source(key=f"document:{named}", title=named, media_type=media_type)
 
 
 def file_media_type(name: str) -> str:

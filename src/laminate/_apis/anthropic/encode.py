@@ -28,16 +28,9 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.sources import (
-    PDF,
-    TEXT,
-    Source,
-    document_key,
-    document_title,
-    is_text,
-    web_source,
-)
+from ..._encode.sources import PDF, TEXT, Source, is_text, request_document, web_source
 from ..._encode.writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
+from ..base import str_or_empty
 from ..shapes import counts
 from .stream import STOP_REASONS
 
@@ -218,15 +211,12 @@ def sources(block: Unknown) -> list[Source]:
     if is_text(url):
         return [web_source(url, data.get("title"))]
     if kind in _DOCUMENT_LOCATIONS:
-        number = data.get("document_index")
-        title = document_title(data.get("document_title"), number)
-        key = document_key(number, title)
-        return [Source(key=key, title=title, media_type=_DOCUMENT_LOCATIONS[kind])]
+        number, title = data.get("document_index"), data.get("document_title")
+        return [request_document(number, title, _DOCUMENT_LOCATIONS[kind])]
     source = data.get("source")
     if kind == "search_result_location" and is_text(source):
         if source.startswith(("https://", "http://")):
             return [web_source(source, data.get("title"))]
-        named = data.get("title")
-        title = named if is_text(named) else source
+        title = str_or_empty(data.get("title")) or source
         return [Source(key=f"search:{source}", title=title, media_type=TEXT)]
     return []

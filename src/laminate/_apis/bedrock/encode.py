@@ -44,15 +44,7 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.sources import (
-    PDF,
-    TEXT,
-    Source,
-    document_key,
-    document_title,
-    is_text,
-    web_source,
-)
+from ..._encode.sources import PDF, TEXT, Source, is_text, request_document, web_source
 from ..._encode.writer import Failure, StreamWriter, cut_off, dumps, json_bytes, wire_stop
 from ..._framing.eventstream import encode_message
 from ..shapes import counts
@@ -236,8 +228,6 @@ def sources(block: Unknown) -> list[Source]:
         if kind == "web" and is_text(url):
             return [web_source(url, data.get("title"))]
         if isinstance(kind, str) and kind.startswith("document"):
-            number = where.get("documentIndex")
-            title = document_title(data.get("title"), number)
             media = PDF if kind == "documentPage" else TEXT
-            return [Source(key=document_key(number, title), title=title, media_type=media)]
+            return [request_document(where.get("documentIndex"), data.get("title"), media)]
     return []

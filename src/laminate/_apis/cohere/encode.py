@@ -49,6 +49,7 @@ from ..._encode.writer import (
     sse_event,
     wire_stop,
 )
+from ..base import str_or_empty
 from ..shapes import counts
 from .stream import PLAN_ID, STOP_REASONS
 
@@ -239,7 +240,6 @@ def sources(block: Unknown) -> list[Source]:
         if not is_text(number):
             continue
         document = source.get("document")
-        title = document.get("title") if isinstance(document, dict) else None
-        named = title if is_text(title) else number
-        found.append(Source(key=f"document:{number}", title=named, media_type=TEXT))
+        title = str_or_empty(document.get("title") if isinstance(document, dict) else None)
+        found.append(Source(key=f"document:{number}", title=title or number, media_type=TEXT))
     return found

@@ -35,6 +35,7 @@ from ..._core.response import (
 )
 from ..._encode.sources import Source, file_media_type, is_text, web_source
 from ..._encode.writer import Failure, StreamWriter, cut_off, dumps, json_bytes
+from ..base import str_or_empty
 from .body import write_body
 
 __all__ = ["OpenAIResponsesWriter", "sources"]
@@ -291,13 +292,7 @@ def sources(block: Unknown) -> list[Source]:
     file_id = data.get("file_id")
     if not is_text(file_id):
         return []
-    name = data.get("filename")
-    named = name if is_text(name) else file_id
-    return [
-        Source(
-            key=f"file:{file_id}",
-            title=named,
-            media_type=file_media_type(named),
-            filename=name if is_text(name) else "",
-        )
-    ]
+    name = str_or_empty(data.get("filename"))
+    title = name or file_id
+    media = file_media_type(title)
+    return [Source(key=f"file:{file_id}", title=title, media_type=media, filename=name)]
