@@ -27,8 +27,8 @@ from laminate import (
     UnknownProviderError,
     Usage,
 )
+from laminate._apis.writer import json_bytes, wire_stop
 from laminate._encode.encoder import targets
-from laminate._encode.writer import json_bytes, wire_stop
 
 from .support import FIXTURES
 

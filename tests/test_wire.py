@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import laminate
+from laminate._apis.wire import assistant_message, tool_results
 from laminate._core.errors import UnknownProviderError
 from laminate._core.flex import FlexValue
 from laminate._core.response import (
@@ -24,7 +25,6 @@ from laminate._core.response import (
     Usage,
 )
 from laminate._tools.registry import ToolRegistry, ToolResult
-from laminate._tools.wire import assistant_message, tool_results
 
 from .support import FIXTURES, REAL_STREAMS, needs_real_streams
 

@@ -1,5 +1,6 @@
 """laminate: one event stream for every LLM provider's streamed answer."""
 
+from ._apis.wire import append_turn, assistant_message, tool_results
 from ._core.coerce import Change
 from ._core.errors import (
     EnvelopeError,
@@ -24,7 +25,6 @@ from ._core.events import (
     ToolInputDelta,
 )
 from ._core.flex import FlexValue
-from ._core.normalizer import StreamNormalizer
 from ._core.response import (
     ContentBlock,
     InvalidToolUse,
@@ -62,9 +62,9 @@ from ._io.complete import (
     parse_openai_response,
     parse_responses_response,
 )
+from ._normalizer import StreamNormalizer
 from ._tools.envelope import CallLedger, FinalAnswer, ToolCallRequest, parse_envelope, to_envelopes
 from ._tools.registry import Tool, ToolRegistry, ToolResult
-from ._tools.wire import append_turn, assistant_message, tool_results
 
 __version__ = "0.1.0"
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from .._core.response import InvalidToolUse, NormalizedResponse, Reasoning, ToolUse
-
-if TYPE_CHECKING:
-    from .._tools.registry import Tool, ToolResult
+from .spec import ToolDefinition, ToolOutcome
 
 __all__ = [
     "ERROR_PREFIX",
@@ -31,7 +29,7 @@ ToolCall = ToolUse | InvalidToolUse
 ERROR_PREFIX: Final = "Error: "
 
 
-def described(tool: Tool) -> dict[str, Any]:
+def described(tool: ToolDefinition) -> dict[str, Any]:
     """``{"description": ...}`` when the tool has one, else nothing."""
     return {"description": tool.description} if tool.description else {}
 
@@ -59,7 +57,7 @@ def reasoning_text(response: NormalizedResponse) -> str:
     return "".join(b.text for b in response.content if isinstance(b, Reasoning) and not b.redacted)
 
 
-def flagged(result: ToolResult) -> str:
+def flagged(result: ToolOutcome) -> str:
     """The output, marked as an error for an API that has no error flag."""
     if result.ok or result.output.startswith(ERROR_PREFIX.strip()):
         return result.output

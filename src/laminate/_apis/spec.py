@@ -14,17 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .._core.assembler import Assembler
-from .._encode.sources import Source, no_sources
 from .base import Handler
+from .sources import Source, no_sources
 
 if TYPE_CHECKING:
     from .._core.errors import ProviderError
     from .._core.response import NormalizedResponse, Unknown
-    from .._encode.writer import Writer
-    from .._tools.registry import Tool, ToolResult
+    from .writer import Writer
 
 __all__ = [
     "Api",
@@ -35,6 +34,8 @@ __all__ = [
     "Mock",
     "Sdk",
     "SdkEvents",
+    "ToolDefinition",
+    "ToolOutcome",
     "common_error_body",
 ]
 
@@ -50,6 +51,33 @@ class HandlerOptions:
     def __init__(self, *, choice: int = 0, think_tags: bool = False) -> None:
         self.choice = choice
         self.think_tags = think_tags
+
+
+class ToolDefinition(Protocol):
+    """What the request shapes read of a tool: the tool loop's ``Tool`` is one."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def parameters(self) -> dict[str, Any]: ...
+    @property
+    def strict(self) -> bool: ...
+
+
+class ToolOutcome(Protocol):
+    """What the request shapes read of a tool's result: the tool loop's ``ToolResult``
+    is one."""
+
+    @property
+    def call_id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def output(self) -> str: ...
+    @property
+    def ok(self) -> bool: ...
 
 
 def _never(*_: Any) -> bool:
@@ -155,14 +183,14 @@ class Api:
     """A new stream handler feeding ``assembler``."""
     read_body: Callable[[Assembler, Mapping[str, Any], HandlerOptions], None]
     """Reads a complete (non-streaming) body into an assembler."""
-    tool: Callable[[Tool], Message]
+    tool: Callable[[ToolDefinition], Message]
     """One entry of the request's ``tools`` array."""
     tools_array: Callable[[list[Message]], list[Message]] = list
     """The request's ``tools`` array from the entries of ``tool`` (as they are, by
     default; Gemini nests them in one ``functionDeclarations`` tool)."""
     assistant: Callable[[NormalizedResponse, str | None], Message | list[Message]]
     """The assistant turn in this API's request shape."""
-    results: Callable[[Sequence[ToolResult]], list[Message]]
+    results: Callable[[Sequence[ToolOutcome]], list[Message]]
     """Tool results in this API's request shape."""
     write_body: Callable[[NormalizedResponse], dict[str, Any]]
     """A complete body of this API for a normalized response."""
@@ -183,7 +211,7 @@ class Api:
     are read with their numbers exact (see ``_core/jsonlib.py``); the others need not be."""
     encoder: Callable[[], Writer] | None = None
     """A new stream writer for this API (``event(ev) -> bytes``, ``close() -> bytes``; see
-    ``_encode/writer.py``), or ``None`` when laminate does not write its streams."""
+    ``_apis/writer.py``), or ``None`` when laminate does not write its streams."""
     sources: Callable[[Unknown], list[Source]] = no_sources
     """What one of its ``Unknown`` blocks cites (a citation, Gemini's grounding): web
     pages and documents, for writers that list sources (the AI SDK stream)."""

@@ -31,10 +31,10 @@ from .._core.events import (
     TextDelta,
     ToolInputDelta,
 )
-from .._core.normalizer import StreamNormalizer
 from .._core.partial_json import JSONPath
 from .._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from .._io.adapters import normalize_stream
+from .._normalizer import StreamNormalizer
 from .server import DEMO_PACE, PROVIDERS, mock_server
 
 if TYPE_CHECKING:
@@ -427,7 +427,7 @@ async def _turn(
 
 
 async def _provider(client: httpx.AsyncClient, provider: str, screen: _Screen) -> ProviderRun:
-    from .._tools.wire import assistant_message, tool_results
+    from .._apis.wire import assistant_message, tool_results
 
     registry = demo_tools()
     run = ProviderRun(provider)

@@ -20,9 +20,9 @@ from typing import IO, TYPE_CHECKING, Any, Final, NoReturn
 from .._apis.registry import APIS
 from .._core.errors import LaminateError, ProviderError, UnknownProviderError
 from .._core.events import Event, ToolInputDelta
-from .._core.normalizer import StreamNormalizer
 from .._core.response import NormalizedResponse
 from .._core.serialize import event_to_dict, response_to_dict
+from .._normalizer import StreamNormalizer
 from .server import DEMO_PACE, PATHS, PROVIDERS
 
 if TYPE_CHECKING:

@@ -52,7 +52,7 @@ from .._apis.registry import APIS
 from .._apis.spec import Api, Mock, common_error_body
 from .._core.errors import LaminateError, ProviderError
 from .._core.events import Event
-from .._core.normalizer import StreamNormalizer
+from .._normalizer import StreamNormalizer
 
 __all__ = [
     "DEMO_PACE",

@@ -60,6 +60,7 @@ from typing import IO, Any, Final
 import anyio
 import httpx
 
+from .._apis.wire import append_turn
 from .._core.errors import LaminateError
 from .._core.events import BlockStart, ResponseDone, ResponseStart, ToolInputDelta
 from .._core.partial_json import JSONPath
@@ -68,7 +69,6 @@ from .._core.serialize import usage_to_dict
 from .._encode.encoder import StreamEncoder
 from .._io.adapters import normalize_stream
 from .._tools.registry import ToolRegistry
-from .._tools.wire import append_turn
 from .demo import _ENDPOINT, PROMPT, PROVIDERS, demo_tools, first_request, supported
 from .server import (
     DEMO_PACE,

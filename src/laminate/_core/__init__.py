@@ -1,2 +1,3 @@
-"""The streaming core: events, the final response, errors, the assembler, the sans-IO
-normalizer, the incremental reader of unfinished JSON, and FlexValue."""
+"""The bottom layer: events, the final response, errors, the assembler, the incremental
+reader of unfinished JSON, FlexValue and coercion. It imports no other layer; the
+normalizer that wires framing and the APIs to the assembler is ``_normalizer``."""

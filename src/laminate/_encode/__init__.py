@@ -1,7 +1,7 @@
 """Writing streams: laminate's events back out as any API's wire format.
 
-The package is split so that the API packages can import the writer base without a cycle:
-``writer`` (the base class and framing helpers) imports nothing from ``_apis``; ``encoder``
-(the public surface) looks the writers up in the registry. This ``__init__`` imports
-neither, on purpose.
+This is the writing front, the twin of ``_normalizer``: ``encoder`` (the public surface)
+looks each API's writer up in the registry. The writer kit the API packages build on
+(``_apis/writer.py``, ``_apis/sources.py``) lies below them, in ``_apis``, so no API
+imports this layer (``tests/test_layers.py`` checks it).
 """

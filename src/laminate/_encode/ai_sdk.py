@@ -28,6 +28,8 @@ from collections.abc import Callable
 from typing import Final
 
 from .._apis.registry import APIS
+from .._apis.sources import Source, no_sources
+from .._apis.writer import Failure, StreamWriter, dumps, json_bytes
 from .._core.events import ResponseStart
 from .._core.response import (
     ContentBlock,
@@ -38,8 +40,6 @@ from .._core.response import (
     ToolUse,
     Unknown,
 )
-from .sources import Source, no_sources
-from .writer import Failure, StreamWriter, dumps, json_bytes
 
 __all__ = ["FINISH_REASONS", "HEADERS", "AISDKWriter"]
 

@@ -23,6 +23,7 @@ from dataclasses import replace
 from typing import Any, Final, Literal
 
 from .._apis.registry import APIS, api
+from .._apis.writer import Writer
 from .._core.errors import LaminateError, UnknownProviderError
 from .._core.events import Event
 from .._core.response import ContentBlock, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
@@ -30,7 +31,6 @@ from .._core.serialize import block_to_dict, response_to_dict
 from .ai_sdk import HEADERS as AI_SDK_HEADERS
 from .ai_sdk import AISDKWriter
 from .events import EventsWriter
-from .writer import Writer
 
 __all__ = [
     "StreamEncoder",

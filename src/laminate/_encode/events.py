@@ -11,10 +11,10 @@ The three delta events, nearly every line of a long answer, are written from tem
 
 from __future__ import annotations
 
+from .._apis.writer import dumps, json_bytes
 from .._core.errors import LaminateError, ProviderError
 from .._core.events import Event, ReasoningDelta, TextDelta, ToolInputDelta
 from .._core.serialize import event_to_dict
-from .writer import dumps, json_bytes
 
 __all__ = ["EventsWriter"]
 

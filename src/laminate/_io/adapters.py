@@ -17,8 +17,8 @@ import anyio
 
 from .._core.errors import LaminateError, StreamReadError, StreamTimeoutError
 from .._core.events import Event
-from .._core.normalizer import StreamNormalizer
 from .._core.response import NormalizedResponse
+from .._normalizer import StreamNormalizer
 from .sources import (
     AsyncSource,
     Run,

@@ -12,8 +12,8 @@ from .._apis.spec import HandlerOptions
 from .._core.assembler import Assembler
 from .._core.errors import LaminateError, MalformedStreamError, UnknownProviderError
 from .._core.flex import FlexValue
-from .._core.normalizer import DEFAULT_MAX_TOOL_INPUT_SIZE, plain_payload
 from .._core.response import NormalizedResponse
+from .._normalizer import DEFAULT_MAX_TOOL_INPUT_SIZE, plain_payload
 from .sdk import provider_of
 
 __all__ = [

@@ -42,7 +42,7 @@ from .._core.errors import (
     StreamTimeoutError,
 )
 from .._core.events import Event
-from .._core.normalizer import StreamNormalizer
+from .._normalizer import StreamNormalizer
 from .sdk import (
     ACCEPTED,
     error_payload,

@@ -40,11 +40,11 @@ from typing import Any, TypeVar, overload
 import anyio
 import anyio.to_thread
 
+from .._apis.wire import tool_definitions
 from .._core.coerce import _is_pydantic_model, coerce
 from .._core.errors import ExtractError
 from .._core.response import InvalidToolUse, NormalizedResponse, ToolUse
 from .schema import FunctionSpec, describe_function, strict_problem, strict_schema
-from .wire import tool_definitions
 
 __all__ = ["Tool", "ToolRegistry", "ToolResult"]
 

@@ -28,10 +28,10 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.sources import PDF, TEXT, Source, is_text, request_document, web_source
-from ..._encode.writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
 from ..base import str_or_empty
 from ..shapes import counts
+from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
+from ..writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
 from .stream import STOP_REASONS
 
 __all__ = ["AnthropicWriter", "sources"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import (
@@ -12,15 +11,12 @@ from ..shapes import (
     copy_value,
     described,
 )
-from ..spec import Message
-
-if TYPE_CHECKING:
-    from ..._tools.registry import Tool, ToolResult
+from ..spec import Message, ToolDefinition, ToolOutcome
 
 __all__ = ["assistant", "first_request", "results", "tool"]
 
 
-def tool(tool: Tool) -> Message:
+def tool(tool: ToolDefinition) -> Message:
     return {"name": tool.name, **described(tool), "input_schema": copy_value(tool.parameters)}
 
 
@@ -53,7 +49,7 @@ def assistant(response: NormalizedResponse, reasoning_field: str | None) -> Mess
     return {"role": "assistant", "content": content}
 
 
-def results(results: Sequence[ToolResult]) -> list[Message]:
+def results(results: Sequence[ToolOutcome]) -> list[Message]:
     if not results:
         return []
     blocks = [

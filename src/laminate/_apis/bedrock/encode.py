@@ -44,10 +44,10 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.sources import PDF, TEXT, Source, is_text, request_document, web_source
-from ..._encode.writer import Failure, StreamWriter, cut_off, dumps, json_bytes, wire_stop
 from ..._framing.eventstream import encode_message
 from ..shapes import counts
+from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
+from ..writer import Failure, StreamWriter, cut_off, dumps, json_bytes, wire_stop
 from .stream import STOP_REASONS
 
 __all__ = ["BedrockWriter", "sources"]

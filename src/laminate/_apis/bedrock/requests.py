@@ -19,21 +19,18 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import arguments_object, copy_value, described
-from ..spec import Message
-
-if TYPE_CHECKING:
-    from ..._tools.registry import Tool, ToolResult
+from ..spec import Message, ToolDefinition, ToolOutcome
 
 __all__ = ["EMPTY_OUTPUT", "assistant", "first_request", "results", "tool"]
 
 EMPTY_OUTPUT: Final = "(no output)"
 
 
-def tool(tool: Tool) -> Message:
+def tool(tool: ToolDefinition) -> Message:
     spec = {
         "name": tool.name,
         **described(tool),
@@ -78,7 +75,7 @@ def _blob(data: str) -> bytes:
         return data.encode()  # not base64: sent as the bytes it is
 
 
-def results(results: Sequence[ToolResult]) -> list[Message]:
+def results(results: Sequence[ToolOutcome]) -> list[Message]:
     if not results:
         return []
     blocks = []

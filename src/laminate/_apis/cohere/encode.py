@@ -39,8 +39,10 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.sources import TEXT, Source, is_text
-from ..._encode.writer import (
+from ..base import str_or_empty
+from ..shapes import counts
+from ..sources import TEXT, Source, is_text
+from ..writer import (
     Failure,
     StreamWriter,
     cut_off,
@@ -49,8 +51,6 @@ from ..._encode.writer import (
     sse_event,
     wire_stop,
 )
-from ..base import str_or_empty
-from ..shapes import counts
 from .stream import PLAN_ID, STOP_REASONS
 
 __all__ = ["CohereWriter", "sources"]

@@ -14,20 +14,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..._core.response import NormalizedResponse, Reasoning, Unknown
 from ..shapes import arguments_text, calls, copy_value, described, flagged
-from ..spec import Message
+from ..spec import Message, ToolDefinition, ToolOutcome
 from .stream import PLAN_ID
-
-if TYPE_CHECKING:
-    from ..._tools.registry import Tool, ToolResult
 
 __all__ = ["assistant", "results", "tool"]
 
 
-def tool(tool: Tool) -> Message:
+def tool(tool: ToolDefinition) -> Message:
     function = {"name": tool.name, **described(tool), "parameters": copy_value(tool.parameters)}
     return {"type": "function", "function": function}
 
@@ -61,5 +57,5 @@ def assistant(response: NormalizedResponse, reasoning_field: str | None) -> Mess
     return message
 
 
-def results(results: Sequence[ToolResult]) -> list[Message]:
+def results(results: Sequence[ToolOutcome]) -> list[Message]:
     return [{"role": "tool", "tool_call_id": r.call_id, "content": flagged(r)} for r in results]

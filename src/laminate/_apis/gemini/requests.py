@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import arguments_object, copy_value, described
-from ..spec import Message
+from ..spec import Message, ToolDefinition, ToolOutcome
 from .stream import METADATA
-
-if TYPE_CHECKING:
-    from ..._tools.registry import Tool, ToolResult
 
 __all__ = ["assistant", "first_request", "results", "tool", "tools_array"]
 
@@ -30,7 +27,7 @@ __all__ = ["assistant", "first_request", "results", "tool", "tools_array"]
 _MADE_UP: Final = re.compile(r"call_\d+(?:_\d+)*")
 
 
-def tool(tool: Tool) -> Message:
+def tool(tool: ToolDefinition) -> Message:
     """One function declaration. ``parametersJsonSchema`` takes the JSON Schema as it is
     (``parameters`` only takes Gemini's OpenAPI subset)."""
     return {
@@ -71,7 +68,7 @@ def assistant(response: NormalizedResponse, reasoning_field: str | None) -> Mess
     return {"role": "model", "parts": parts}
 
 
-def results(results: Sequence[ToolResult]) -> list[Message]:
+def results(results: Sequence[ToolOutcome]) -> list[Message]:
     """One ``user`` turn of ``functionResponse`` parts: ``{"output": ...}`` for a result,
     ``{"error": ...}`` for a failure (the keys Gemini's documentation names)."""
     if not results:

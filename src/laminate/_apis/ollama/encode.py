@@ -12,8 +12,8 @@ from typing import Final
 
 from ..._core.events import ResponseStart
 from ..._core.response import ContentBlock, NormalizedResponse, ToolUse
-from ..._encode.writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from ..shapes import counts
+from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from .stream import STOP_REASONS
 
 __all__ = ["OllamaWriter"]

@@ -22,9 +22,9 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.sources import Source, is_text, web_source
-from ..._encode.writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from ..shapes import counts
+from ..sources import Source, is_text, web_source
+from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from .stream import STOP_REASONS
 
 __all__ = ["OpenAIChatWriter", "sources"]

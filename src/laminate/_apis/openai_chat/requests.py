@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..._core.response import NormalizedResponse
 from ..shapes import (
@@ -14,15 +13,12 @@ from ..shapes import (
     flagged,
     reasoning_text,
 )
-from ..spec import Message
-
-if TYPE_CHECKING:
-    from ..._tools.registry import Tool, ToolResult
+from ..spec import Message, ToolDefinition, ToolOutcome
 
 __all__ = ["assistant", "results", "tool"]
 
 
-def tool(tool: Tool) -> Message:
+def tool(tool: ToolDefinition) -> Message:
     function = {"name": tool.name, **described(tool), "parameters": copy_value(tool.parameters)}
     if tool.strict:
         function["strict"] = True
@@ -49,5 +45,5 @@ def assistant(response: NormalizedResponse, reasoning_field: str | None) -> Mess
     return message
 
 
-def results(results: Sequence[ToolResult]) -> list[Message]:
+def results(results: Sequence[ToolOutcome]) -> list[Message]:
     return [{"role": "tool", "tool_call_id": r.call_id, "content": flagged(r)} for r in results]

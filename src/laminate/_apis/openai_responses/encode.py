@@ -33,9 +33,9 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._encode.sources import Source, file_media_type, is_text, web_source
-from ..._encode.writer import Failure, StreamWriter, cut_off, dumps, json_bytes
 from ..base import str_or_empty
+from ..sources import Source, file_media_type, is_text, web_source
+from ..writer import Failure, StreamWriter, cut_off, dumps, json_bytes
 from .body import write_body
 
 __all__ = ["OpenAIResponsesWriter", "sources"]

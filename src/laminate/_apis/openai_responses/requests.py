@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import (
@@ -13,15 +12,12 @@ from ..shapes import (
     described,
     flagged,
 )
-from ..spec import Message
-
-if TYPE_CHECKING:
-    from ..._tools.registry import Tool, ToolResult
+from ..spec import Message, ToolDefinition, ToolOutcome
 
 __all__ = ["assistant", "first_request", "results", "tool"]
 
 
-def tool(tool: Tool) -> Message:
+def tool(tool: ToolDefinition) -> Message:
     # ``strict`` defaults to true in this API, which would reject an ordinary schema
     # (optional properties): say which one it is.
     return {
@@ -71,7 +67,7 @@ def _responses_reasoning(block: Reasoning) -> Message:
     return item
 
 
-def results(results: Sequence[ToolResult]) -> list[Message]:
+def results(results: Sequence[ToolOutcome]) -> list[Message]:
     return [
         {"type": "function_call_output", "call_id": r.call_id, "output": flagged(r)}
         for r in results

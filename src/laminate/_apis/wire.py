@@ -53,21 +53,18 @@ Ollama).
 from __future__ import annotations
 
 from collections.abc import Iterable, MutableSequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
+from typing import Any, Final, TypeVar, overload
 
-from .._apis.registry import ItemsTurn, MessageTurn, api
-from .._apis.spec import Message
 from .._core.response import NormalizedResponse
-
-if TYPE_CHECKING:
-    from .registry import Tool, ToolResult
+from .registry import ItemsTurn, MessageTurn, api
+from .spec import Message, ToolDefinition, ToolOutcome
 
 __all__ = ["append_turn", "assistant_message", "tool_definitions", "tool_results"]
 
 _WANTED: Final = "tool wire shapes"
 
 
-def tool_definitions(tools: Iterable[Tool], provider: str) -> list[Message]:
+def tool_definitions(tools: Iterable[ToolDefinition], provider: str) -> list[Message]:
     """The ``tools`` array of a request to ``provider``."""
     record = api(provider, wanted=_WANTED)
     return record.tools_array([record.tool(tool) for tool in tools])
@@ -107,7 +104,7 @@ def assistant_message(
     return api(provider, wanted=_WANTED).assistant(response, reasoning_field)
 
 
-def tool_results(results: Iterable[ToolResult], provider: str) -> list[Message]:
+def tool_results(results: Iterable[ToolOutcome], provider: str) -> list[Message]:
     """``results`` in ``provider``'s request shape: the list to append to ``messages``
     (or ``input``) after the assistant turn. Empty when there are no results."""
     return api(provider, wanted=_WANTED).results(list(results))
@@ -119,7 +116,7 @@ _Seq = TypeVar("_Seq", bound=MutableSequence[Any])
 def append_turn(
     messages: _Seq,
     response: NormalizedResponse,
-    results: Iterable[ToolResult],
+    results: Iterable[ToolOutcome],
     provider: str,
     *,
     reasoning_field: str | None = None,

@@ -11,28 +11,28 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from .._apis.base import Handler, error_from_payload
-from .._apis.detect import (
+from ._apis.base import Handler, error_from_payload
+from ._apis.detect import (
     body_provider,
     describe,
     provider_from_frame,
     provider_from_url,
 )
-from .._apis.registry import APIS, read_body
-from .._apis.spec import HandlerOptions
-from .._framing import Batch, Decoder, Frame, error_from_frame, make_decoder
-from .._framing.document import Document, snippet
-from .._framing.sniff import Sniffer, Tail
-from . import jsonlib
-from .assembler import Assembler
-from .errors import (
+from ._apis.registry import APIS, read_body
+from ._apis.spec import HandlerOptions
+from ._core import jsonlib
+from ._core.assembler import Assembler
+from ._core.errors import (
     IncompleteStreamError,
     LaminateError,
     MalformedStreamError,
     UnknownProviderError,
 )
-from .events import Event
-from .response import NormalizedResponse
+from ._core.events import Event
+from ._core.response import NormalizedResponse
+from ._framing import Batch, Decoder, Frame, error_from_frame, make_decoder
+from ._framing.document import Document, snippet
+from ._framing.sniff import Sniffer, Tail
 
 __all__ = ["StreamNormalizer"]
 
@@ -54,7 +54,7 @@ class StreamNormalizer:
     they were split. Options:
 
     - ``provider``: ``"openai"``, ``"openai-responses"``, ``"anthropic"``, ``"ollama"``,
-      or ``None`` to detect it (from ``url`` and ``content_type`` when given, else from
+      ``"gemini"``, ``"bedrock"``, ``"cohere"``, or ``None`` to detect it (from ``url`` and ``content_type`` when given, else from
       the first frames).
     - ``keep_raw``: keep every parsed frame in ``response.raw`` (off by default, so
       memory follows the content, not the number of frames).

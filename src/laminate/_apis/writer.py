@@ -24,7 +24,6 @@ from collections.abc import Mapping
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any, ClassVar, Protocol
 
-from .._apis.base import is_retryable
 from .._core import jsonlib
 from .._core.errors import (
     IncompleteStreamError,
@@ -53,6 +52,7 @@ from .._core.response import (
     ToolUse,
 )
 from .._framing.writers import ndjson_line, sse_data, sse_event
+from .base import is_retryable
 
 __all__ = [
     "Failure",

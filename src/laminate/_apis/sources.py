@@ -1,8 +1,8 @@
 """What an answer cites, for the writers that list sources (the AI SDK stream).
 
 Each API reads its own citation blocks into :class:`Source` values (its record's
-``sources``, written in its package); a writer lists them without knowing any API. Like
-``writer``, this module imports nothing from ``_apis``.
+``sources``, written in its package); a writer lists them without knowing any API. It lives
+beside the writer kit (``writer``), under the API packages that use it.
 """
 
 from __future__ import annotations
