@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from laminate._cli import main as _cli
+from laminate._cli import replay as _cli
 from laminate._cli.main import main, split_bytes
 
 from .support import FIXTURES, ROOT, Fixture, stream_fixtures, subset_mismatch
