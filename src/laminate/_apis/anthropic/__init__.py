@@ -9,7 +9,7 @@ from ..._core.assembler import Assembler
 from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
 from . import requests
 from .body import error_body, write_body
-from .encode import AnthropicWriter, sources
+from .encode import CARRIES, AnthropicWriter, sources
 from .stream import AnthropicHandler, parse_body
 
 __all__ = ["API"]
@@ -67,6 +67,7 @@ API = Api(
     results=requests.results,
     write_body=write_body,
     encoder=AnthropicWriter,
+    carries=CARRIES,
     sources=sources,
     matches_url=_matches_url,
     matches_frame=_matches_frame,

@@ -12,7 +12,7 @@ from ..._framing.eventstream import is_exception_name
 from ..spec import Api, Endpoint, HandlerOptions, Mock
 from . import requests
 from .body import error_body, write_body
-from .encode import BedrockWriter, sources
+from .encode import CARRIES, BedrockWriter, sources
 from .sdk import SDK
 from .stream import EVENTS, BedrockHandler, parse_body
 
@@ -65,6 +65,7 @@ API = Api(
     results=requests.results,
     write_body=write_body,
     encoder=BedrockWriter,
+    carries=CARRIES,
     sources=sources,
     matches_url=_matches_url,
     matches_frame=_matches_frame,

@@ -10,7 +10,7 @@ from .. import shapes
 from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
 from . import requests
 from .body import write_body
-from .encode import CohereWriter, sources
+from .encode import CARRIES, CohereWriter, sources
 from .stream import CohereHandler, parse_body
 
 __all__ = ["API"]
@@ -71,6 +71,7 @@ API = Api(
     results=requests.results,
     write_body=write_body,
     encoder=CohereWriter,
+    carries=CARRIES,
     sources=sources,
     matches_url=_matches_url,
     matches_frame=_matches_frame,

@@ -10,7 +10,7 @@ from ..._core.assembler import Assembler
 from ..spec import Api, Endpoint, HandlerOptions, Mock
 from . import requests
 from .body import error_body, write_body
-from .encode import GeminiWriter, sources
+from .encode import CARRIES, GeminiWriter, sources
 from .sdk import SDK
 from .stream import GeminiHandler, parse_body
 
@@ -55,6 +55,7 @@ API = Api(
     results=requests.results,
     write_body=write_body,
     encoder=GeminiWriter,
+    carries=CARRIES,
     sources=sources,
     matches_url=_matches_url,
     matches_frame=_matches_frame,

@@ -10,7 +10,7 @@ from .. import shapes
 from ..spec import Api, Endpoint, HandlerOptions, Mock
 from . import requests
 from .body import error_body, write_body
-from .encode import OllamaWriter
+from .encode import CARRIES, OllamaWriter
 from .sdk import SDK
 from .stream import OllamaHandler, parse_body
 
@@ -48,6 +48,7 @@ API = Api(
     results=requests.results,
     write_body=write_body,
     encoder=OllamaWriter,
+    carries=CARRIES,
     matches_url=_matches_url,
     matches_frame=_matches_frame,
     matches_body=_matches_body,

@@ -10,7 +10,7 @@ from .. import shapes
 from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
 from . import requests
 from .body import write_body
-from .encode import OpenAIChatWriter, sources
+from .encode import CARRIES, OpenAIChatWriter, sources
 from .stream import OpenAIChatHandler, parse_body
 
 __all__ = ["API"]
@@ -46,6 +46,7 @@ API = Api(
     results=requests.results,
     write_body=write_body,
     encoder=OpenAIChatWriter,
+    carries=CARRIES,
     sources=sources,
     matches_url=_matches_url,
     matches_frame=_matches_frame,

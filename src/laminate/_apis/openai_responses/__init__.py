@@ -9,7 +9,7 @@ from ..._core.assembler import Assembler
 from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
 from . import requests
 from .body import write_body
-from .encode import OpenAIResponsesWriter, sources
+from .encode import CARRIES, OpenAIResponsesWriter, sources
 from .stream import OpenAIResponsesHandler, parse_body
 
 __all__ = ["API"]
@@ -48,6 +48,7 @@ API = Api(
     results=requests.results,
     write_body=write_body,
     encoder=OpenAIResponsesWriter,
+    carries=CARRIES,
     sources=sources,
     matches_url=_matches_url,
     matches_frame=_matches_frame,
