@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .._core.assembler import Assembler
-from .base import Handler
+from .base import Handler, HandlerOptions
 from .sources import Source, no_sources
 
 if TYPE_CHECKING:
@@ -42,16 +42,6 @@ __all__ = [
 
 Message = dict[str, Any]
 Framing = Literal["sse", "ndjson", "json-array", "eventstream"]
-
-
-class HandlerOptions:
-    """Provider options a handler may read (``choice``, ``think_tags``)."""
-
-    __slots__ = ("choice", "think_tags")
-
-    def __init__(self, *, choice: int = 0, think_tags: bool = False) -> None:
-        self.choice = choice
-        self.think_tags = think_tags
 
 
 class ToolDefinition(Protocol):

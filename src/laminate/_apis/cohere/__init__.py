@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..._core.assembler import Assembler
 from .. import shapes
-from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
+from ..spec import Api, Endpoint, Mock, Sdk
 from . import requests
 from .body import write_body
 from .encode import CARRIES, CohereWriter, sources
@@ -33,14 +32,6 @@ _EVENTS: Final = frozenset(
 )
 
 
-def _handler(assembler: Assembler, options: HandlerOptions) -> CohereHandler:
-    return CohereHandler(assembler)
-
-
-def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
-    parse_body(assembler, body)
-
-
 def _matches_url(path: str) -> bool:
     return path.endswith("/v2/chat")
 
@@ -64,8 +55,8 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 API = Api(
     name="cohere",
     framing="sse",
-    handler=_handler,
-    read_body=_read_body,
+    handler=CohereHandler,
+    read_body=parse_body,
     tool=requests.tool,
     assistant=requests.assistant,
     results=requests.results,

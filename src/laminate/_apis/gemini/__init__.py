@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._core.assembler import Assembler
-from ..spec import Api, Endpoint, HandlerOptions, Mock
+from ..spec import Api, Endpoint, Mock
 from . import requests
 from .body import error_body, write_body
 from .encode import CARRIES, GeminiWriter, sources
@@ -15,14 +14,6 @@ from .sdk import SDK
 from .stream import GeminiHandler, parse_body
 
 __all__ = ["API"]
-
-
-def _handler(assembler: Assembler, options: HandlerOptions) -> GeminiHandler:
-    return GeminiHandler(assembler, options)
-
-
-def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
-    parse_body(assembler, body, options)
 
 
 def _matches_url(path: str) -> bool:
@@ -47,8 +38,8 @@ API = Api(
     name="gemini",
     arguments_marker="functionCall",  # args are objects: their numbers must stay exact
     framing="sse",
-    handler=_handler,
-    read_body=_read_body,
+    handler=GeminiHandler,
+    read_body=parse_body,
     tool=requests.tool,
     tools_array=requests.tools_array,
     assistant=requests.assistant,
