@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import ast
 import importlib
+import inspect
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Final, get_args
 
-from laminate._apis.registry import APIS
+from laminate._apis.registry import APIS, ItemsTurn, MessageTurn
 from laminate._apis.spec import Api
 
 SRC: Final = Path(__file__).resolve().parent.parent / "src" / "laminate"
@@ -149,3 +150,23 @@ def test_every_carried_mention_is_still_there() -> None:
     for path, name in sorted(CARRIED):
         words = code_words((SRC / path).read_text(encoding="utf-8"))
         assert any(mentioned(text, name) for _, text in words), (path, name)
+
+
+def test_every_api_has_one_assistant_turn_shape() -> None:
+    """``assistant_message``'s typing lists every API once: a message, or a list of items."""
+    message, items = set(get_args(MessageTurn)), set(get_args(ItemsTurn))
+    assert not message & items
+    assert message | items == set(APIS)
+
+
+def test_every_handler_and_body_reader_is_registered_as_it_is() -> None:
+    """One signature for every API, ``(assembler, options)``: no wrapper in between."""
+    for package, record in packages().items():
+        name = record.name
+        stream = importlib.import_module(f"laminate._apis.{package}.stream")
+        assert record.handler.__module__ == stream.__name__, name
+        assert record.read_body is stream.parse_body, name
+        handler = list(inspect.signature(record.handler).parameters)
+        assert handler == ["assembler", "options"], name
+        parameters = list(inspect.signature(record.read_body).parameters)
+        assert parameters == ["assembler", "body", "options"], name

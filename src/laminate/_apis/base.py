@@ -7,12 +7,14 @@ from typing import Any, Final, Protocol
 
 from .._core import jsonlib
 from .._core.assembler import Assembler
-from .._core.errors import MalformedStreamError, ProviderError
+from .._core.errors import IncompleteStreamError, MalformedStreamError, ProviderError
 from .._core.response import StopReason
 
 __all__ = [
     "Handler",
+    "HandlerOptions",
     "RunHandler",
+    "end_at_done_marker",
     "error_from_payload",
     "int_or_none",
     "is_retryable",
@@ -26,8 +28,22 @@ __all__ = [
 ]
 
 
+class HandlerOptions:
+    """Provider options a handler may read (``choice``, ``think_tags``)."""
+
+    __slots__ = ("choice", "think_tags")
+
+    def __init__(self, *, choice: int = 0, think_tags: bool = False) -> None:
+        self.choice = choice
+        self.think_tags = think_tags
+
+
 class Handler(Protocol):
-    """Reads one provider's frames and calls the assembler's verbs."""
+    """Reads one provider's frames and calls the assembler's verbs.
+
+    Every handler is built as ``Handler(assembler, options)`` (``options`` may be left
+    out), and every complete-body reader is called as ``parse_body(assembler, body,
+    options)``: the registry records them as they are."""
 
     assembler: Assembler
 
@@ -48,6 +64,14 @@ class RunHandler(Handler, Protocol):
         there is none to read). It never raises and never completes the answer: a run
         the assembler refuses is left to :meth:`on_frame`, frame by frame. ``names``
         are the frames' event names, or ``None`` when they have none."""
+
+
+def end_at_done_marker(assembler: Assembler, missing: str) -> None:
+    """``[DONE]`` where the API sends none (a proxy added it): the end of the answer after
+    its stop reason, a stream cut short before it (``missing``: what had not arrived)."""
+    if not assembler.finished:
+        raise IncompleteStreamError(f"[DONE] arrived before {missing}")
+    assembler.complete()
 
 
 _RETRYABLE_TYPES: Final = frozenset(

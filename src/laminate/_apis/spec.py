@@ -13,20 +13,21 @@ What only the edges need is grouped in two small records beside the core fields:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .._core.assembler import Assembler
-from .base import Handler
+from .base import Handler, HandlerOptions
 from .sources import Source, no_sources
 
 if TYPE_CHECKING:
     from .._core.errors import ProviderError
-    from .._core.response import NormalizedResponse, Unknown
+    from .._core.response import NormalizedResponse, StopReason, Unknown
     from .writer import Writer
 
 __all__ = [
     "Api",
+    "Carries",
     "Endpoint",
     "Framing",
     "HandlerOptions",
@@ -41,16 +42,6 @@ __all__ = [
 
 Message = dict[str, Any]
 Framing = Literal["sse", "ndjson", "json-array", "eventstream"]
-
-
-class HandlerOptions:
-    """Provider options a handler may read (``choice``, ``think_tags``)."""
-
-    __slots__ = ("choice", "think_tags")
-
-    def __init__(self, *, choice: int = 0, think_tags: bool = False) -> None:
-        self.choice = choice
-        self.think_tags = think_tags
 
 
 class ToolDefinition(Protocol):
@@ -172,6 +163,52 @@ class Mock:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Carries:
+    """What an API's writers (its stream and its complete body) carry of an answer, as its
+    own reader reads them back: what an answer keeps when written as this API. The table
+    in ``docs/writing-streams.md`` says the same in words, and the round trip over every
+    writer checks both against the writers."""
+
+    counts: tuple[str, ...]
+    """The :class:`~laminate.Usage` counts kept (one that was not reported may read back
+    as the schema's placeholder 0)."""
+    stop_reasons: Mapping[str, StopReason]
+    """How its reader names a stop string: a value written as it was sent (one this API
+    has no name for) reads back through this table."""
+    stop_lost: Mapping[str | None, str | None] = field(default_factory=dict)
+    """Stop kinds it has no value for, and the kind its reader gives instead (``None``:
+    an unknown value; the key ``None``: a value no reader knew)."""
+    foreign_stop: str = ""
+    """The value another API's unknown stop string is written as (``""``: as it was
+    sent)."""
+    calls_name_tool_use: bool = False
+    """Its reader says tool use when the wire says a plain end and the answer has calls."""
+    tool_use_needs_calls: bool = False
+    """Tool use and a plain end are one value on its wire: tool use without a call reads
+    back as a plain end."""
+    reasoning_needs_output: bool = False
+    """Its reader adds the reasoning count to the output count, so one without an output
+    count is lost."""
+    response_id: bool = True
+    """The response id is written."""
+    model: bool = True
+    """The model name is written."""
+    call_ids: bool = True
+    """Tool-call ids are written (else its reader makes new ones)."""
+    invalid_calls: bool = True
+    """A call whose arguments are not a JSON object is written in a stream."""
+    invalid_calls_in_body: bool = True
+    """... and in a complete body."""
+    opaque_in_body: bool = True
+    """Its own opaque tokens (signatures, encrypted reasoning) go back in a complete body
+    too (a stream always carries them back)."""
+    body_stop_kinds: frozenset[str] = frozenset()
+    """Stop kinds a complete body names although a stream cannot: said by how the text is
+    written, which a stream decides before the stop reason is known (so only an answer
+    with text can say them)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Api:
     """One API: how to read it, how to write it, and how to recognise it."""
 
@@ -212,6 +249,8 @@ class Api:
     encoder: Callable[[], Writer] | None = None
     """A new stream writer for this API (``event(ev) -> bytes``, ``close() -> bytes``; see
     ``_apis/writer.py``), or ``None`` when laminate does not write its streams."""
+    carries: Carries | None = None
+    """What its writers carry of an answer (``None`` when it has no writer)."""
     sources: Callable[[Unknown], list[Source]] = no_sources
     """What one of its ``Unknown`` blocks cites (a citation, Gemini's grounding): web
     pages and documents, for writers that list sources (the AI SDK stream)."""

@@ -29,6 +29,7 @@ from collections.abc import (
     Mapping,
 )
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Final
 
 from .._apis.base import error_from_payload, is_retryable
@@ -59,9 +60,12 @@ from .sdk import (
 __all__ = [
     "ERROR_BODY_CAP",
     "AsyncSource",
+    "Classified",
     "Run",
+    "SourceKind",
     "SyncSource",
     "async_source",
+    "classify",
     "first_reader",
     "http_error",
     "is_empty",
@@ -152,76 +156,117 @@ class Run:
 # -- recognising the source ------------------------------------------------------------
 
 
-def sync_source(obj: object, caller: str) -> SyncSource:
-    """What ``normalize_stream_sync`` / ``collect_sync`` can read of ``obj``."""
+class SourceKind(Enum):
+    """What a source is, as :func:`classify` tells it (the value says it in words)."""
+
+    WHOLE = "a whole body"
+    RESPONSE = "an HTTP response, or an SDK object holding one"
+    STREAM_MANAGER = "an SDK stream manager not entered yet"
+    MAPPING = "a dict: an SDK's response dict, or a complete body"
+    SDK_EVENTS = "an SDK's iterator of events it decoded itself"
+    MODEL = "one parsed object (a complete body or a single frame)"
+    ITERABLE = "chunks or frames"
+    OTHER = "nothing laminate reads"
+
+
+@dataclass(frozen=True, slots=True)
+class Classified:
+    """A source's kind, with what its kind found in it."""
+
+    kind: SourceKind
+    response: Any = None
+    """``RESPONSE``: the HTTP response to read."""
+    items: Any = None
+    """``MAPPING``: the iterator of events the SDK's response dict holds (``None``: none)."""
+    events: SdkEvents | None = None
+    """``MAPPING``, ``SDK_EVENTS``: how the SDK's events are read."""
+
+
+def classify(obj: object) -> Classified:
+    """What ``obj`` is: the one ordered table both colours (:func:`sync_source`,
+    :func:`async_source`) read, so they ask the same questions in the same order. Each
+    colour then accepts a kind or refuses it with its own note."""
     if isinstance(obj, _WHOLE):
-        whole = _whole(obj)
-        return SyncSource(open=lambda: iter((whole,)))
+        return Classified(SourceKind.WHOLE)
     response = _response_of(obj)
     if response is not None:
-        _check_mode(obj, response, caller, want_async=False)
-        _check_unread(obj, response)
-        owner = obj
-        return SyncSource(
-            open=lambda: _open_response_sync(response),
-            close=lambda: _close_owner_sync(owner),
-            hints=_hints(response),
-        )
+        return Classified(SourceKind.RESPONSE, response=response)
     if is_stream_manager(obj):
-        raise _wrong_type(caller, obj, _ACCEPTED_SYNC, _MANAGER_NOTE)
+        return Classified(SourceKind.STREAM_MANAGER)
     if isinstance(obj, Mapping):
         found = events_in(obj)
-        if found is None or not isinstance(found[0], Iterable):
-            raise _wrong_type(caller, obj, _ACCEPTED_SYNC, _MAPPING_NOTE)
-        return _iterable_sync(found[0], events=found[1])
+        if found is None:
+            return Classified(SourceKind.MAPPING)
+        return Classified(SourceKind.MAPPING, items=found[0], events=found[1])
     events = event_stream(obj)
-    if events is not None and isinstance(obj, Iterable):
-        return _iterable_sync(obj, events=events)
+    if events is not None:
+        return Classified(SourceKind.SDK_EVENTS, events=events)
     if _is_model(obj):
-        raise _wrong_type(caller, obj, _ACCEPTED_SYNC, _MODEL_NOTE)
-    if isinstance(obj, Iterable):
-        return _iterable_sync(obj, events=None)
-    note = "; it is async: use normalize_stream() or collect()" if _is_async(obj) else ""
+        return Classified(SourceKind.MODEL)
+    if isinstance(obj, Iterable | AsyncIterable):
+        return Classified(SourceKind.ITERABLE)
+    return Classified(SourceKind.OTHER)
+
+
+def sync_source(obj: object, caller: str) -> SyncSource:
+    """What ``normalize_stream_sync`` / ``collect_sync`` can read of ``obj``."""
+    found = classify(obj)
+    match found.kind:
+        case SourceKind.WHOLE if isinstance(obj, _WHOLE):
+            whole = _whole(obj)
+            return SyncSource(open=lambda: iter((whole,)))
+        case SourceKind.RESPONSE:
+            response = found.response
+            _check_mode(obj, response, caller, want_async=False)
+            _check_unread(obj, response)
+            return SyncSource(
+                open=lambda: _open_response_sync(response),
+                close=lambda: _close_owner_sync(obj),
+                hints=_hints(response),
+            )
+        case SourceKind.MAPPING if found.events is not None and isinstance(found.items, Iterable):
+            return _iterable_sync(found.items, events=found.events)
+        case SourceKind.SDK_EVENTS | SourceKind.ITERABLE if isinstance(obj, Iterable):
+            return _iterable_sync(obj, events=found.events)
+    note = _NOTES.get(found.kind)
+    if note is None:
+        note = "; it is async: use normalize_stream() or collect()" if _is_async(obj) else ""
     raise _wrong_type(caller, obj, _ACCEPTED_SYNC, note)
 
 
 def async_source(obj: object, caller: str) -> AsyncSource:
     """What ``normalize_stream`` / ``collect`` can read of ``obj``."""
-    if isinstance(obj, _WHOLE):
-        whole = _whole(obj)
-        return AsyncSource(open=lambda: _opened(_AsyncItems(iter((whole,)))))
-    response = _response_of(obj)
-    if response is not None:
-        _check_mode(obj, response, caller, want_async=True)
-        _check_unread(obj, response)
-        owner = obj
-        return AsyncSource(
-            open=lambda: _open_response_async(response),
-            close=lambda: _close_owner_async(owner),
-            hints=_hints(response),
-        )
-    if is_stream_manager(obj):
-        raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, _MANAGER_NOTE)
-    if isinstance(obj, Mapping):
-        found = events_in(obj)
-        if found is not None and isinstance(found[0], AsyncIterable):
-            return _iterable_async(found[0], events=found[1])
-        note = found[1].sync_note if found is not None else _MAPPING_NOTE
-        raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, note)
-    if _is_model(obj):
-        raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, _MODEL_NOTE)
-    events = event_stream(obj)
-    if isinstance(obj, AsyncIterable):
-        return _iterable_async(obj, events=events)
-    if isinstance(obj, list | tuple):
-        # Already in memory: iterating it cannot block the event loop.
-        items = obj
-        return AsyncSource(open=lambda: _opened(_AsyncItems(iter(items))))
-    if events is not None:
-        raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, events.sync_note)
-    if isinstance(obj, Iterable):
-        raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, _SYNC_ITERABLE_NOTE)
-    raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, "")
+    found = classify(obj)
+    match found.kind:
+        case SourceKind.WHOLE if isinstance(obj, _WHOLE):
+            whole = _whole(obj)
+            return AsyncSource(open=lambda: _opened(_AsyncItems(iter((whole,)))))
+        case SourceKind.RESPONSE:
+            response = found.response
+            _check_mode(obj, response, caller, want_async=True)
+            _check_unread(obj, response)
+            return AsyncSource(
+                open=lambda: _open_response_async(response),
+                close=lambda: _close_owner_async(obj),
+                hints=_hints(response),
+            )
+        case SourceKind.MAPPING if found.events is not None and isinstance(
+            found.items, AsyncIterable
+        ):
+            return _iterable_async(found.items, events=found.events)
+        case SourceKind.SDK_EVENTS | SourceKind.ITERABLE if isinstance(obj, AsyncIterable):
+            return _iterable_async(obj, events=found.events)
+        case SourceKind.ITERABLE if isinstance(obj, list | tuple):
+            # Already in memory: iterating it cannot block the event loop.
+            items = obj
+            return AsyncSource(open=lambda: _opened(_AsyncItems(iter(items))))
+    if found.events is not None:  # a sync iterator of an SDK's events
+        note = found.events.sync_note
+    elif found.kind is SourceKind.ITERABLE:
+        note = _SYNC_ITERABLE_NOTE
+    else:
+        note = _NOTES.get(found.kind, "")
+    raise _wrong_type(caller, obj, _ACCEPTED_ASYNC, note)
 
 
 _MANAGER_NOTE: Final = (
@@ -239,6 +284,12 @@ _SYNC_ITERABLE_NOTE: Final = (
     "; it is a sync iterable, which would block the event loop: use normalize_stream_sync() "
     "or collect_sync(), or the SDK's async client"
 )
+# Why a kind is refused, in either colour.
+_NOTES: Final = {
+    SourceKind.STREAM_MANAGER: _MANAGER_NOTE,
+    SourceKind.MAPPING: _MAPPING_NOTE,
+    SourceKind.MODEL: _MODEL_NOTE,
+}
 
 
 def _wrong_type(caller: str, obj: object, accepted: str, note: str) -> TypeError:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..._core.assembler import Assembler
-from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
+from ..spec import Api, Endpoint, Mock, Sdk
 from . import requests
 from .body import error_body, write_body
-from .encode import AnthropicWriter, sources
+from .encode import CARRIES, AnthropicWriter, sources
 from .stream import AnthropicHandler, parse_body
 
 __all__ = ["API"]
@@ -24,14 +23,6 @@ _EVENTS: Final = frozenset(
         "message_stop",
     }
 )
-
-
-def _handler(assembler: Assembler, options: HandlerOptions) -> AnthropicHandler:
-    return AnthropicHandler(assembler)
-
-
-def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
-    parse_body(assembler, body)
 
 
 def _matches_url(path: str) -> bool:
@@ -60,13 +51,14 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 API = Api(
     name="anthropic",
     framing="sse",
-    handler=_handler,
-    read_body=_read_body,
+    handler=AnthropicHandler,
+    read_body=parse_body,
     tool=requests.tool,
     assistant=requests.assistant,
     results=requests.results,
     write_body=write_body,
     encoder=AnthropicWriter,
+    carries=CARRIES,
     sources=sources,
     matches_url=_matches_url,
     matches_frame=_matches_frame,

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..._core.flex import FlexValue
 from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
-from ..shapes import counts
+from .encode import stop_of, usage_of
 
 __all__ = ["error_body", "write_body"]
 
@@ -42,21 +42,15 @@ def _content(blocks: list[Any]) -> list[dict[str, Any]]:
 
 
 def write_body(r: NormalizedResponse) -> dict[str, Any]:
-    u = r.usage
     return {
         "id": r.id,
         "type": "message",
         "role": "assistant",
         "model": r.model,
         "content": _content(r.content),
-        "stop_reason": r.stop_reason.raw or None,
+        "stop_reason": stop_of(r),
         "stop_sequence": None,
-        "usage": counts(
-            input_tokens=u.input_tokens,
-            output_tokens=u.output_tokens,
-            cache_read_input_tokens=u.cache_read_tokens,
-            cache_creation_input_tokens=u.cache_write_tokens,
-        ),
+        "usage": usage_of(r),
     }
 
 

@@ -10,7 +10,8 @@ A tool call that ends invalid (cut off, or arguments that are not JSON) gets no
 ``content_block_stop``: the stop reason ends it, as it ended the source.
 
 Usage: ``message_start`` carries zero placeholders (the schema requires both counts and
-they are not known yet); ``message_delta`` carries every count that was reported.
+they are not known yet); ``message_delta`` carries every count that was reported, as a
+complete body does (:func:`usage_of`; the stop reason is :func:`stop_of` in both).
 """
 
 from __future__ import annotations
@@ -31,10 +32,11 @@ from ..._core.response import (
 from ..base import str_or_empty
 from ..shapes import counts
 from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
+from ..spec import Carries
 from ..writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
 from .stream import STOP_REASONS
 
-__all__ = ["AnthropicWriter", "sources"]
+__all__ = ["CARRIES", "AnthropicWriter", "sources", "stop_of", "usage_of"]
 
 _STOP: Final = {
     "end_turn": "end_turn",
@@ -52,6 +54,34 @@ _THINKING: Final = b',"delta":{"type":"thinking_delta","thinking":'
 _JSON: Final = b',"delta":{"type":"input_json_delta","partial_json":'
 _END: Final = b"}}\n\n"
 _CITATION: Final = b',"delta":{"type":"citations_delta","citation":'
+
+
+# What these writers carry, as this API's reader reads them back.
+CARRIES: Final = Carries(
+    counts=("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"),
+    stop_reasons=STOP_REASONS,
+    stop_lost={"content_filter": "refusal"},
+    invalid_calls_in_body=False,  # a body's `input` must be an object
+)
+
+
+def stop_of(response: NormalizedResponse) -> str:
+    """The ``stop_reason`` written for ``response``, in a stream and in a body alike."""
+    return wire_stop(response.stop_reason, STOP_REASONS, _STOP) or "end_turn"
+
+
+def usage_of(response: NormalizedResponse) -> dict[str, int]:
+    """The ``usage`` written for ``response`` (``message_delta``'s, a body's): every count
+    that was reported, and the two the schema requires (0 when not reported)."""
+    u = response.usage
+    usage = {"input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0}
+    usage.update(
+        counts(
+            cache_creation_input_tokens=u.cache_write_tokens,
+            cache_read_input_tokens=u.cache_read_tokens,
+        )
+    )
+    return usage
 
 
 class AnthropicWriter(StreamWriter):
@@ -164,18 +194,10 @@ class AnthropicWriter(StreamWriter):
         return out + self._stop(index)
 
     def done(self, response: NormalizedResponse) -> bytes:
-        u = response.usage
-        usage = counts(
-            input_tokens=u.input_tokens,
-            cache_creation_input_tokens=u.cache_write_tokens,
-            cache_read_input_tokens=u.cache_read_tokens,
-        )
-        usage["output_tokens"] = u.output_tokens or 0
-        stop = wire_stop(response.stop_reason, STOP_REASONS, _STOP) or "end_turn"
         delta = {
             "type": "message_delta",
-            "delta": {"stop_reason": stop, "stop_sequence": None},
-            "usage": usage,
+            "delta": {"stop_reason": stop_of(response), "stop_sequence": None},
+            "usage": usage_of(response),
         }
         return sse_event("message_delta", dumps(delta)) + sse_event(
             "message_stop", b'{"type":"message_stop"}'

@@ -17,10 +17,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
-from ..._core.errors import IncompleteStreamError, MalformedStreamError
+from ..._core.errors import MalformedStreamError
 from ..._core.response import StopReason
 from ..._framing.eventstream import exception_error, is_exception_name
 from ..base import (
+    HandlerOptions,
+    end_at_done_marker,
     error_from_payload,
     int_or_none,
     json_text,
@@ -71,7 +73,7 @@ class AnthropicHandler:
 
     __slots__ = ("_message_id", "assembler")
 
-    def __init__(self, assembler: Assembler) -> None:
+    def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
         self.assembler = assembler
         self._message_id: str | None = None
 
@@ -202,9 +204,7 @@ class AnthropicHandler:
     def on_done_marker(self) -> None:
         # Messages streams have no `[DONE]`; a proxy that appends one after the stop
         # reason ends the answer, one that appends it earlier cut the answer short.
-        if not self.assembler.finished:
-            raise IncompleteStreamError("[DONE] arrived before the message's stop reason")
-        self.assembler.complete()
+        end_at_done_marker(self.assembler, "the message's stop reason")
 
     def _message_start(self, obj: Mapping[str, Any]) -> None:
         message = obj.get("message")
@@ -305,7 +305,9 @@ def _key(obj: Mapping[str, Any]) -> int:
     return index
 
 
-def parse_body(assembler: Assembler, body: Mapping[str, Any]) -> None:
+def parse_body(
+    assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions | None = None
+) -> None:
     """A complete Messages body, read as the events that would have streamed it."""
     if body.get("type") == "error":
         raise error_from_payload(body)

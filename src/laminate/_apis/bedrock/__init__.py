@@ -7,24 +7,15 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from ..._core.assembler import Assembler
 from ..._framing.eventstream import is_exception_name
-from ..spec import Api, Endpoint, HandlerOptions, Mock
+from ..spec import Api, Endpoint, Mock
 from . import requests
 from .body import error_body, write_body
-from .encode import BedrockWriter, sources
+from .encode import CARRIES, BedrockWriter, sources
 from .sdk import SDK
 from .stream import EVENTS, BedrockHandler, parse_body
 
 __all__ = ["API"]
-
-
-def _handler(assembler: Assembler, options: HandlerOptions) -> BedrockHandler:
-    return BedrockHandler(assembler)
-
-
-def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
-    parse_body(assembler, body)
 
 
 def _matches_url(path: str) -> bool:
@@ -58,13 +49,14 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 API = Api(
     name="bedrock",
     framing="eventstream",
-    handler=_handler,
-    read_body=_read_body,
+    handler=BedrockHandler,
+    read_body=parse_body,
     tool=requests.tool,
     assistant=requests.assistant,
     results=requests.results,
     write_body=write_body,
     encoder=BedrockWriter,
+    carries=CARRIES,
     sources=sources,
     matches_url=_matches_url,
     matches_frame=_matches_frame,

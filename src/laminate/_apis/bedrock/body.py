@@ -7,7 +7,8 @@ from typing import Any
 
 from ..._core.flex import FlexValue
 from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
-from ..shapes import copy_value, counts
+from ..shapes import copy_value
+from .encode import stop_of, usage_of
 
 __all__ = ["error_body", "write_body"]
 
@@ -51,15 +52,6 @@ def _content(blocks: list[Any]) -> list[dict[str, Any]]:
 
 
 def write_body(r: NormalizedResponse) -> dict[str, Any]:
-    u = r.usage
-    usage = counts(
-        inputTokens=u.input_tokens,
-        outputTokens=u.output_tokens,
-        cacheReadInputTokens=u.cache_read_tokens,
-        cacheWriteInputTokens=u.cache_write_tokens,
-    )
-    if u.input_tokens is not None and u.output_tokens is not None:
-        usage["totalTokens"] = u.input_tokens + u.output_tokens
     return {
         "output": {
             "message": {
@@ -67,8 +59,8 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
                 "content": _content(r.content),
             }
         },
-        "stopReason": r.stop_reason.raw or "end_turn",
-        "usage": usage,
+        "stopReason": stop_of(r),
+        "usage": usage_of(r),
         "metrics": {"latencyMs": 0},
     }
 

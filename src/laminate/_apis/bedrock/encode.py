@@ -47,10 +47,11 @@ from ..._core.response import (
 from ..._framing.eventstream import encode_message
 from ..shapes import counts
 from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
+from ..spec import Carries
 from ..writer import Failure, StreamWriter, cut_off, dumps, json_bytes, wire_stop
 from .stream import STOP_REASONS
 
-__all__ = ["BedrockWriter", "sources"]
+__all__ = ["CARRIES", "BedrockWriter", "sources", "stop_of", "usage_of"]
 
 _STOP: Final = {
     "end_turn": "end_turn",
@@ -89,6 +90,46 @@ def _event(name: str, payload: bytes) -> bytes:
     return b"".join(
         (prelude, head, payload, _U32.pack(crc32(payload, crc32(head, crc32(prelude)))))
     )
+
+
+# What these writers carry, as this API's reader reads them back.
+CARRIES: Final = Carries(
+    counts=("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"),
+    stop_reasons=STOP_REASONS,
+    stop_lost={"pause_turn": "end_turn", "refusal": "content_filter"},
+    response_id=False,  # ConverseStream names neither
+    model=False,
+    invalid_calls_in_body=False,  # a body's `input` must be an object
+)
+
+
+def stop_of(response: NormalizedResponse) -> str:
+    """The ``stopReason`` written for ``response``, in a stream and in a body alike."""
+    return wire_stop(response.stop_reason, STOP_REASONS, _STOP) or "end_turn"
+
+
+def usage_of(response: NormalizedResponse) -> dict[str, int]:
+    """The ``usage`` written for ``response`` (``metadata``'s, a body's): the three counts
+    the schema requires (0 when not reported) and the cache counts that were reported;
+    ``{}`` when nothing was counted."""
+    u = response.usage
+    if all(
+        count is None
+        for count in (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
+    ):
+        return {}
+    usage = {
+        "inputTokens": u.input_tokens or 0,
+        "outputTokens": u.output_tokens or 0,
+        "totalTokens": (u.input_tokens or 0) + (u.output_tokens or 0),
+    }
+    usage.update(
+        counts(
+            cacheReadInputTokens=u.cache_read_tokens,
+            cacheWriteInputTokens=u.cache_write_tokens,
+        )
+    )
+    return usage
 
 
 class BedrockWriter(StreamWriter):
@@ -185,21 +226,11 @@ class BedrockWriter(StreamWriter):
         return out
 
     def done(self, response: NormalizedResponse) -> bytes:
-        stop = wire_stop(response.stop_reason, STOP_REASONS, _STOP) or "end_turn"
-        u = response.usage
-        usage: dict[str, int] = {
-            "inputTokens": u.input_tokens or 0,
-            "outputTokens": u.output_tokens or 0,
-            "totalTokens": (u.input_tokens or 0) + (u.output_tokens or 0),
-        }
-        usage.update(
-            counts(
-                cacheReadInputTokens=u.cache_read_tokens,
-                cacheWriteInputTokens=u.cache_write_tokens,
-            )
-        )
+        # The event needs its usage even when nothing was counted.
+        usage = usage_of(response) or {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
         metadata = {"usage": usage, "metrics": {"latencyMs": 0}}
-        stopped = _event("messageStop", b'{"stopReason":' + json_bytes(stop) + b"}")
+        stop = json_bytes(stop_of(response))
+        stopped = _event("messageStop", b'{"stopReason":' + stop + b"}")
         return stopped + _event("metadata", dumps(metadata))
 
     def failure(self, failure: Failure) -> bytes:

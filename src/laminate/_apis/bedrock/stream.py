@@ -42,10 +42,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
-from ..._core.errors import IncompleteStreamError
 from ..._core.response import StopReason
 from ..._framing.eventstream import exception_error, is_exception_name
-from ..base import int_or_none, json_text, shape_error, stop_reason_from, str_or_empty
+from ..base import (
+    HandlerOptions,
+    end_at_done_marker,
+    int_or_none,
+    json_text,
+    shape_error,
+    stop_reason_from,
+    str_or_empty,
+)
 
 __all__ = [
     "EVENTS",
@@ -92,7 +99,7 @@ class BedrockHandler:
 
     __slots__ = ("_described", "_unknown", "assembler")
 
-    def __init__(self, assembler: Assembler) -> None:
+    def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
         self.assembler = assembler
         self._described = False  # a `metadata` event arrived
         # Open Unknown blocks (server tools): their type and data, which deltas extend.
@@ -177,9 +184,7 @@ class BedrockHandler:
 
     def on_done_marker(self) -> None:
         # ConverseStream has no `[DONE]`; read as the end of the answer only after its stop.
-        if not self.assembler.finished:
-            raise IncompleteStreamError("[DONE] arrived before the message's stop reason")
-        self.assembler.complete()
+        end_at_done_marker(self.assembler, "the message's stop reason")
 
     def _dispatch(self, name: str, payload: Any) -> None:
         if name == "contentBlockDelta":  # nearly every event: checked first
@@ -328,7 +333,9 @@ def _blob_text(value: Any) -> str:
 # -- complete bodies ------------------------------------------------------------------
 
 
-def parse_body(assembler: Assembler, body: Mapping[str, Any]) -> None:
+def parse_body(
+    assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions | None = None
+) -> None:
     """A complete ``converse()`` output, read as the events that would have streamed it.
 
     An error body (``{"message": ...}``, the type in a header AWS sends beside it, or in

@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..._core.assembler import Assembler
 from .. import shapes
-from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
+from ..spec import Api, Endpoint, Mock, Sdk
 from . import requests
 from .body import write_body
-from .encode import CohereWriter, sources
+from .encode import CARRIES, CohereWriter, sources
 from .stream import CohereHandler, parse_body
 
 __all__ = ["API"]
@@ -31,14 +30,6 @@ _EVENTS: Final = frozenset(
         "message-end",
     }
 )
-
-
-def _handler(assembler: Assembler, options: HandlerOptions) -> CohereHandler:
-    return CohereHandler(assembler)
-
-
-def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
-    parse_body(assembler, body)
 
 
 def _matches_url(path: str) -> bool:
@@ -64,13 +55,14 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 API = Api(
     name="cohere",
     framing="sse",
-    handler=_handler,
-    read_body=_read_body,
+    handler=CohereHandler,
+    read_body=parse_body,
     tool=requests.tool,
     assistant=requests.assistant,
     results=requests.results,
     write_body=write_body,
     encoder=CohereWriter,
+    carries=CARRIES,
     sources=sources,
     matches_url=_matches_url,
     matches_frame=_matches_frame,

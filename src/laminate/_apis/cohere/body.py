@@ -4,21 +4,21 @@ server's non-streaming answers).
 Text and thinking become ``message.content`` items, the tool plan ``message.tool_plan``,
 calls ``message.tool_calls`` (arguments as a JSON string), ``Unknown("citation")``
 blocks ``message.citations``, and other ``Unknown`` blocks content items of their own
-type. A stop reason of another API is written as Cohere's name for its kind.
+type. The stop reason and usage are the stream writer's (``encode.stop_of``,
+``encode.usage_of``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 from ..._core.flex import FlexValue
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
-from ..shapes import arguments_text, copy_value, counts
-from .stream import PLAN_ID, STOP_REASONS
+from ..shapes import arguments_text, copy_value
+from .encode import stop_of, usage_of
+from .stream import PLAN_ID
 
 __all__ = ["write_body"]
-
-_FINISH: Final = {str(kind): raw for raw, kind in STOP_REASONS.items()}
 
 
 def write_body(r: NormalizedResponse) -> dict[str, Any]:
@@ -53,12 +53,4 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         message["tool_calls"] = tool_calls
     if citations:
         message["citations"] = citations
-    stop = r.stop_reason
-    finish = stop.raw if r.provider == "cohere" else _FINISH.get(str(stop), stop.raw)
-    u = r.usage
-    usage: dict[str, Any] = {
-        "tokens": counts(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
-    }
-    if u.cache_read_tokens is not None:
-        usage["cached_tokens"] = u.cache_read_tokens
-    return {"id": r.id, "message": message, "finish_reason": finish or None, "usage": usage}
+    return {"id": r.id, "message": message, "finish_reason": stop_of(r), "usage": usage_of(r)}

@@ -42,6 +42,7 @@ from ..._core.response import (
 from ..base import str_or_empty
 from ..shapes import counts
 from ..sources import TEXT, Source, is_text
+from ..spec import Carries
 from ..writer import (
     Failure,
     StreamWriter,
@@ -53,7 +54,7 @@ from ..writer import (
 )
 from .stream import PLAN_ID, STOP_REASONS
 
-__all__ = ["CohereWriter", "sources"]
+__all__ = ["CARRIES", "CohereWriter", "sources", "stop_of", "usage_of"]
 
 _FINISH: Final = {
     "end_turn": "COMPLETE",
@@ -76,6 +77,41 @@ _ARGUMENTS: Final = b',"delta":{"message":{"tool_calls":{"function":{"arguments"
 _CALL_END: Final = b"}}}}}\n\n"
 _DONE: Final = b"data: [DONE]\n\n"
 _PLANNED: Final = b"plan"  # the number of a tool plan: it has none on the wire
+
+
+# What these writers carry, as this API's reader reads them back.
+CARRIES: Final = Carries(
+    counts=("input_tokens", "output_tokens", "cache_read_tokens"),
+    stop_reasons=STOP_REASONS,
+    stop_lost={
+        "pause_turn": "end_turn",
+        "context_window_exceeded": "max_tokens",
+        "content_filter": None,
+        "refusal": None,
+    },
+    model=False,
+)
+
+
+def stop_of(response: NormalizedResponse) -> str:
+    """The ``finish_reason`` written for ``response``, in a stream and in a body alike."""
+    return wire_stop(response.stop_reason, STOP_REASONS, _FINISH) or "COMPLETE"
+
+
+def usage_of(response: NormalizedResponse) -> dict[str, Any]:
+    """The ``usage`` written for ``response`` (``message-end``'s, a body's): the token
+    counts that were reported, the cache reads, and the billed units (Cohere's own, or
+    another API's token counts)."""
+    u = response.usage
+    tokens = counts(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
+    billed = u.raw.get("billed_units") if response.provider == CohereWriter.name else tokens
+    usage: dict[str, Any] = {}
+    if isinstance(billed, dict):
+        usage["billed_units"] = billed
+    usage["tokens"] = tokens
+    if u.cache_read_tokens is not None:
+        usage["cached_tokens"] = u.cache_read_tokens
+    return usage
 
 
 class CohereWriter(StreamWriter):
@@ -196,10 +232,9 @@ class CohereWriter(StreamWriter):
         return b""
 
     def done(self, response: NormalizedResponse) -> bytes:
-        finish = wire_stop(response.stop_reason, STOP_REASONS, _FINISH) or "COMPLETE"
         payload = {
             "type": "message-end",
-            "delta": {"finish_reason": finish, "usage": self._usage(response)},
+            "delta": {"finish_reason": stop_of(response), "usage": usage_of(response)},
         }
         return sse_event("message-end", dumps(payload)) + _DONE
 
@@ -211,18 +246,6 @@ class CohereWriter(StreamWriter):
             "delta": {"finish_reason": finish, "error": failure.message},
         }
         return sse_event("message-end", dumps(payload)) + _DONE
-
-    def _usage(self, response: NormalizedResponse) -> dict[str, Any]:
-        u = response.usage
-        tokens = counts(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
-        billed = u.raw.get("billed_units") if self.own else tokens
-        usage: dict[str, Any] = {}
-        if isinstance(billed, dict):
-            usage["billed_units"] = billed
-        usage["tokens"] = tokens
-        if u.cache_read_tokens is not None:
-            usage["cached_tokens"] = u.cache_read_tokens
-        return usage
 
 
 def sources(block: Unknown) -> list[Source]:

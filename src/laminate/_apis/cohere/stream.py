@@ -48,9 +48,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
-from ..._core.errors import IncompleteStreamError, MalformedStreamError, ProviderError
+from ..._core.errors import MalformedStreamError, ProviderError
 from ..._core.response import StopReason
 from ..base import (
+    HandlerOptions,
+    end_at_done_marker,
     error_from_payload,
     int_or_none,
     is_retryable,
@@ -132,7 +134,7 @@ class CohereHandler:
 
     __slots__ = ("_message_id", "_open_calls", "assembler")
 
-    def __init__(self, assembler: Assembler) -> None:
+    def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
         self.assembler = assembler
         self._message_id: str | None = None
         self._open_calls: set[int] = set()
@@ -234,9 +236,7 @@ class CohereHandler:
         return i
 
     def on_done_marker(self) -> None:
-        if not self.assembler.finished:
-            raise IncompleteStreamError("[DONE] arrived before Cohere's message-end")
-        self.assembler.complete()
+        end_at_done_marker(self.assembler, "Cohere's message-end")
 
     # -- events ---------------------------------------------------------------------
 
@@ -393,7 +393,9 @@ def _failure(raw: str, error: Any, open_calls: int) -> ProviderError:
     )
 
 
-def parse_body(assembler: Assembler, body: Mapping[str, Any]) -> None:
+def parse_body(
+    assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions | None = None
+) -> None:
     """A complete v2 chat body: ``message`` (``content`` items, ``citations``,
     ``tool_plan``, ``tool_calls``), ``finish_reason`` and ``usage``, read in the order a
     stream would have sent them."""

@@ -6,23 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._core.assembler import Assembler
-from ..spec import Api, Endpoint, HandlerOptions, Mock
+from ..spec import Api, Endpoint, Mock
 from . import requests
 from .body import error_body, write_body
-from .encode import GeminiWriter, sources
+from .encode import CARRIES, GeminiWriter, sources
 from .sdk import SDK
 from .stream import GeminiHandler, parse_body
 
 __all__ = ["API"]
-
-
-def _handler(assembler: Assembler, options: HandlerOptions) -> GeminiHandler:
-    return GeminiHandler(assembler, options)
-
-
-def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
-    parse_body(assembler, body, options)
 
 
 def _matches_url(path: str) -> bool:
@@ -47,14 +38,15 @@ API = Api(
     name="gemini",
     arguments_marker="functionCall",  # args are objects: their numbers must stay exact
     framing="sse",
-    handler=_handler,
-    read_body=_read_body,
+    handler=GeminiHandler,
+    read_body=parse_body,
     tool=requests.tool,
     tools_array=requests.tools_array,
     assistant=requests.assistant,
     results=requests.results,
     write_body=write_body,
     encoder=GeminiWriter,
+    carries=CARRIES,
     sources=sources,
     matches_url=_matches_url,
     matches_frame=_matches_frame,

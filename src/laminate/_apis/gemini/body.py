@@ -3,26 +3,20 @@ server's non-streaming answers).
 
 Signatures are written only for a response that came from Gemini. An ``InvalidToolUse``
 has no body form (``args`` must be an object) and is left out, as in the other writers.
+The finish reason and usage are the stream writer's (``encode.stop_of``,
+``encode.usage_of``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
-from ..._core.response import NormalizedResponse, Reasoning, StopReason, Text, ToolUse, Unknown
-from ..shapes import copy_value, counts
+from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
+from ..shapes import copy_value
+from .encode import stop_of, usage_of
 from .stream import METADATA
 
 __all__ = ["error_body", "write_body"]
-
-# The finishReason for a stop of another provider.
-_FINISH: Final = {
-    "end_turn": "STOP",
-    "tool_use": "STOP",
-    "stop_sequence": "STOP",
-    "max_tokens": "MAX_TOKENS",
-    "content_filter": "SAFETY",
-}
 
 
 def write_body(r: NormalizedResponse) -> dict[str, Any]:
@@ -49,32 +43,14 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         if own and signature:
             part["thoughtSignature"] = signature
         parts.append(part)
-    candidate["finishReason"] = _finish_reason(r.stop_reason, own)
+    candidate["finishReason"] = stop_of(r)
     candidate["index"] = 0
-    u = r.usage
-    candidates = u.output_tokens
-    if candidates is not None and u.reasoning_tokens is not None:
-        candidates -= u.reasoning_tokens  # Gemini counts thoughts apart from the answer
-    usage = counts(
-        promptTokenCount=u.input_tokens,
-        candidatesTokenCount=candidates,
-        thoughtsTokenCount=u.reasoning_tokens,
-        cachedContentTokenCount=u.cache_read_tokens,
-    )
-    if u.input_tokens is not None and u.output_tokens is not None:
-        usage["totalTokenCount"] = u.input_tokens + u.output_tokens
     return {
         "candidates": [candidate],
-        "usageMetadata": usage,
+        "usageMetadata": usage_of(r),
         "modelVersion": r.model,
         "responseId": r.id,
     }
-
-
-def _finish_reason(stop: StopReason, own: bool) -> str:
-    if own and stop.raw:
-        return stop.raw
-    return _FINISH.get(stop.kind or "", "OTHER" if stop.raw else "STOP")
 
 
 def error_body(status: int, kind: str, message: str) -> dict[str, Any]:

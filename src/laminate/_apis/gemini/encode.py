@@ -35,17 +35,17 @@ from ..._core.response import (
     ContentBlock,
     NormalizedResponse,
     Reasoning,
-    StopReason,
     Text,
     ToolUse,
     Unknown,
 )
 from ..shapes import counts
 from ..sources import Source, is_text, web_source
+from ..spec import Carries
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from .stream import METADATA, STOP_REASONS
 
-__all__ = ["GeminiWriter", "sources"]
+__all__ = ["CARRIES", "GeminiWriter", "sources", "stop_of", "usage_of"]
 
 # The finishReason for a stop kind: Gemini has no tool, refusal or pause reason.
 _FINISH: Final = {
@@ -120,11 +120,11 @@ class GeminiWriter(StreamWriter):
     def done(self, response: NormalizedResponse) -> bytes:
         candidate: dict[str, Any] = {
             "content": {"role": "model"},  # as Gemini's last chunk: a role, no parts
-            "finishReason": _finish_reason(response.stop_reason, self.own),
+            "finishReason": stop_of(response),
             "index": 0,
         }
         chunk: dict[str, Any] = {"candidates": [candidate]}
-        usage = _usage(response)
+        usage = usage_of(response)
         if usage:
             chunk["usageMetadata"] = usage
         return b"data: " + dumps(chunk)[:-1] + b"," + self._names + b"}\r\n\r\n"
@@ -137,11 +137,31 @@ class GeminiWriter(StreamWriter):
         return b"data: " + dumps({"error": error}) + b"\r\n\r\n"
 
 
-def _finish_reason(stop: StopReason, own: bool) -> str:
-    """Gemini's own value back to Gemini; another API's value named by its kind, and one
-    Gemini does not know as ``OTHER`` (its clients check the enum), as the body writer
-    does."""
-    if own:
+# What these writers carry, as this API's reader reads them back.
+CARRIES: Final = Carries(
+    counts=("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"),
+    stop_reasons=STOP_REASONS,
+    stop_lost={
+        "stop_sequence": "end_turn",
+        "pause_turn": "end_turn",
+        "context_window_exceeded": "max_tokens",
+        "refusal": "content_filter",
+    },
+    foreign_stop="OTHER",
+    calls_name_tool_use=True,
+    tool_use_needs_calls=True,  # "STOP" either way
+    reasoning_needs_output=True,
+    invalid_calls=False,  # `args` must be an object
+    invalid_calls_in_body=False,
+)
+
+
+def stop_of(response: NormalizedResponse) -> str:
+    """The ``finishReason`` written for ``response``, in a stream and in a body alike:
+    Gemini's own value back to Gemini; another API's value named by its kind, and one
+    Gemini does not know as ``OTHER`` (its clients check the enum)."""
+    stop = response.stop_reason
+    if response.provider == GeminiWriter.name:
         return wire_stop(stop, STOP_REASONS, _FINISH) or "STOP"
     if stop.kind is None:
         named = STOP_REASONS.get(stop.raw)  # a value another reader did not know
@@ -149,7 +169,9 @@ def _finish_reason(stop: StopReason, own: bool) -> str:
     return _FINISH[stop.kind]
 
 
-def _usage(response: NormalizedResponse) -> dict[str, int]:
+def usage_of(response: NormalizedResponse) -> dict[str, int]:
+    """The ``usageMetadata`` written for ``response`` (the last chunk's, a body's): the
+    counts that were reported, the thoughts apart from the answer."""
     u = response.usage
     candidates = u.output_tokens
     thoughts = u.reasoning_tokens

@@ -40,10 +40,17 @@ from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final
 
 from ..._core.assembler import Assembler, UsageCounts
-from ..._core.errors import IncompleteStreamError, MalformedStreamError, ProviderError
+from ..._core.errors import MalformedStreamError, ProviderError
 from ..._core.response import StopReason
-from ..base import int_or_none, is_retryable, json_text, shape_error, stop_reason_from
-from ..spec import HandlerOptions
+from ..base import (
+    HandlerOptions,
+    end_at_done_marker,
+    int_or_none,
+    is_retryable,
+    json_text,
+    shape_error,
+    stop_reason_from,
+)
 
 __all__ = [
     "METADATA",
@@ -280,9 +287,7 @@ class GeminiHandler:
     def on_done_marker(self) -> None:
         # Gemini sends no `[DONE]`; a proxy that adds one after the finish reason ends the
         # answer, one that adds it earlier cut it short.
-        if not self.assembler.finished:
-            raise IncompleteStreamError("[DONE] arrived before the candidate's finishReason")
-        self.assembler.complete()
+        end_at_done_marker(self.assembler, "the candidate's finishReason")
 
     # -- one candidate ----------------------------------------------------------------
 

@@ -5,24 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._core.assembler import Assembler
 from .. import shapes
-from ..spec import Api, Endpoint, HandlerOptions, Mock
+from ..spec import Api, Endpoint, Mock
 from . import requests
 from .body import error_body, write_body
-from .encode import OllamaWriter
+from .encode import CARRIES, OllamaWriter
 from .sdk import SDK
 from .stream import OllamaHandler, parse_body
 
 __all__ = ["API"]
-
-
-def _handler(assembler: Assembler, options: HandlerOptions) -> OllamaHandler:
-    return OllamaHandler(assembler, think_tags=options.think_tags)
-
-
-def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
-    parse_body(assembler, body)
 
 
 def _matches_url(path: str) -> bool:
@@ -41,13 +32,14 @@ API = Api(
     name="ollama",
     arguments_marker="tool_calls",
     framing="ndjson",
-    handler=_handler,
-    read_body=_read_body,
+    handler=OllamaHandler,
+    read_body=parse_body,
     tool=requests.tool,
     assistant=requests.assistant,
     results=requests.results,
     write_body=write_body,
     encoder=OllamaWriter,
+    carries=CARRIES,
     matches_url=_matches_url,
     matches_frame=_matches_frame,
     matches_body=_matches_body,

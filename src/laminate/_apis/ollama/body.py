@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._core.response import NormalizedResponse
-from ..shapes import counts
+from .encode import stop_of, usage_of
 
 __all__ = ["error_body", "write_body"]
 
@@ -24,8 +24,8 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         "created_at": "1970-01-01T00:00:00Z",
         "message": message,
         "done": True,
-        "done_reason": r.stop_reason.raw or "stop",
-        **counts(prompt_eval_count=r.usage.input_tokens, eval_count=r.usage.output_tokens),
+        "done_reason": stop_of(r),
+        **usage_of(r),
     }
 
 

@@ -13,10 +13,11 @@ from typing import Final
 from ..._core.events import ResponseStart
 from ..._core.response import ContentBlock, NormalizedResponse, ToolUse
 from ..shapes import counts
+from ..spec import Carries
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from .stream import STOP_REASONS
 
-__all__ = ["OllamaWriter"]
+__all__ = ["CARRIES", "OllamaWriter", "stop_of", "usage_of"]
 
 _STOP: Final = {
     "end_turn": "stop",
@@ -26,6 +27,37 @@ _STOP: Final = {
     "context_window_exceeded": "length",
 }
 _CREATED: Final = b'"created_at":"1970-01-01T00:00:00Z",'
+
+
+# What these writers carry, as this API's reader reads them back.
+CARRIES: Final = Carries(
+    counts=("input_tokens", "output_tokens"),
+    stop_reasons=STOP_REASONS,
+    stop_lost={
+        "stop_sequence": "end_turn",
+        "context_window_exceeded": "max_tokens",
+        "content_filter": None,
+        "refusal": None,
+        "pause_turn": None,
+    },
+    calls_name_tool_use=True,
+    tool_use_needs_calls=True,  # "stop" either way
+    response_id=False,
+    call_ids=False,
+    invalid_calls=False,  # `arguments` must be an object
+    invalid_calls_in_body=False,
+)
+
+
+def stop_of(response: NormalizedResponse) -> str:
+    """The ``done_reason`` written for ``response``, on the last line and in a body alike."""
+    return wire_stop(response.stop_reason, STOP_REASONS, _STOP) or "stop"
+
+
+def usage_of(response: NormalizedResponse) -> dict[str, int]:
+    """The counts written for ``response`` (the last line's, a body's): those reported."""
+    u = response.usage
+    return counts(prompt_eval_count=u.input_tokens, eval_count=u.output_tokens)
 
 
 class OllamaWriter(StreamWriter):
@@ -63,11 +95,9 @@ class OllamaWriter(StreamWriter):
         return self._head + b'"content":"","tool_calls":[' + dumps(call) + b']},"done":false}\n'
 
     def done(self, response: NormalizedResponse) -> bytes:
-        stop = wire_stop(response.stop_reason, STOP_REASONS, _STOP) or "stop"
-        u = response.usage
-        tail = counts(prompt_eval_count=u.input_tokens, eval_count=u.output_tokens)
-        line = self._head + b'"content":""},"done":true,"done_reason":' + json_bytes(stop)
-        for key, value in tail.items():
+        stop = json_bytes(stop_of(response))
+        line = self._head + b'"content":""},"done":true,"done_reason":' + stop
+        for key, value in usage_of(response).items():
             line += b',"' + key.encode() + b'":' + str(value).encode()
         return line + b"}\n"
 

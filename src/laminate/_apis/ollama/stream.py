@@ -13,6 +13,7 @@ from typing import Any, Final
 from ..._core.assembler import Assembler
 from ..._core.response import StopReason
 from ..base import (
+    HandlerOptions,
     error_from_payload,
     int_or_none,
     json_text,
@@ -65,9 +66,9 @@ class OllamaHandler:
 
     __slots__ = ("_calls", "_think", "assembler")
 
-    def __init__(self, assembler: Assembler, *, think_tags: bool = False) -> None:
+    def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
         self.assembler = assembler
-        self._think = ThinkSplitter() if think_tags else None
+        self._think = ThinkSplitter() if options is not None and options.think_tags else None
         self._calls = 0
 
     def on_frame(self, event: str | None, obj: Any) -> None:
@@ -189,7 +190,9 @@ class OllamaHandler:
         asm.complete()
 
 
-def parse_body(assembler: Assembler, body: Mapping[str, Any]) -> None:
+def parse_body(
+    assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions | None = None
+) -> None:
     """A complete ``/api/chat`` body (``"stream": false``): one line with ``done``."""
     OllamaHandler(assembler).on_frame(None, dict(body))
     if not assembler.done:

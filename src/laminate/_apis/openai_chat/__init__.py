@@ -5,23 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._core.assembler import Assembler
 from .. import shapes
-from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
+from ..spec import Api, Endpoint, Mock, Sdk
 from . import requests
 from .body import write_body
-from .encode import OpenAIChatWriter, sources
+from .encode import CARRIES, OpenAIChatWriter, sources
 from .stream import OpenAIChatHandler, parse_body
 
 __all__ = ["API"]
-
-
-def _handler(assembler: Assembler, options: HandlerOptions) -> OpenAIChatHandler:
-    return OpenAIChatHandler(assembler, choice=options.choice, think_tags=options.think_tags)
-
-
-def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
-    parse_body(assembler, body, choice=options.choice)
 
 
 def _matches_url(path: str) -> bool:
@@ -39,13 +30,14 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 API = Api(
     name="openai",
     framing="sse",
-    handler=_handler,
-    read_body=_read_body,
+    handler=OpenAIChatHandler,
+    read_body=parse_body,
     tool=requests.tool,
     assistant=requests.assistant,
     results=requests.results,
     write_body=write_body,
     encoder=OpenAIChatWriter,
+    carries=CARRIES,
     sources=sources,
     matches_url=_matches_url,
     matches_frame=_matches_frame,

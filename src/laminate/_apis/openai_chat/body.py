@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..._core.response import InvalidToolUse, NormalizedResponse, ToolUse, Unknown
-from ..shapes import arguments_text, counts
+from ..shapes import arguments_text
+from .encode import stop_of, usage_of
 
 __all__ = ["write_body"]
 
@@ -32,19 +33,15 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
     ]
     if annotations:
         message["annotations"] = annotations
-    u = r.usage
-    usage: dict[str, Any] = counts(prompt_tokens=u.input_tokens, completion_tokens=u.output_tokens)
-    usage["total_tokens"] = (u.input_tokens or 0) + (u.output_tokens or 0)
-    if u.cache_read_tokens is not None:
-        usage["prompt_tokens_details"] = {"cached_tokens": u.cache_read_tokens}
-    if u.reasoning_tokens is not None:
-        usage["completion_tokens_details"] = {"reasoning_tokens": u.reasoning_tokens}
-    choice = {"index": 0, "message": message, "finish_reason": r.stop_reason.raw or None}
-    return {
+    choice = {"index": 0, "message": message, "finish_reason": stop_of(r)}
+    body: dict[str, Any] = {
         "id": r.id,
         "object": "chat.completion",
         "created": 0,
         "model": r.model,
         "choices": [choice],
-        "usage": usage,
     }
+    usage = usage_of(r)
+    if usage:
+        body["usage"] = usage
+    return body

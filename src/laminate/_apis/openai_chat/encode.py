@@ -24,10 +24,11 @@ from ..._core.response import (
 )
 from ..shapes import counts
 from ..sources import Source, is_text, web_source
+from ..spec import Carries
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from .stream import STOP_REASONS
 
-__all__ = ["OpenAIChatWriter", "sources"]
+__all__ = ["CARRIES", "OpenAIChatWriter", "sources", "stop_of", "usage_of"]
 
 _FINISH: Final = {
     "end_turn": "stop",
@@ -120,9 +121,8 @@ class OpenAIChatWriter(StreamWriter):
         return self._chunk(dumps({"reasoning_details": [detail]}))
 
     def done(self, response: NormalizedResponse) -> bytes:
-        finish = wire_stop(response.stop_reason, STOP_REASONS, _FINISH) or "stop"
-        out = self._chunk(b"{}", json_bytes(finish))
-        usage = _usage(response)
+        out = self._chunk(b"{}", json_bytes(stop_of(response)))
+        usage = usage_of(response)
         if usage:
             head = self._head[: self._head.index(b'"choices":')]
             out += head + b'"choices":[],"usage":' + dumps(usage) + b"}\n\n"
@@ -139,15 +139,45 @@ class OpenAIChatWriter(StreamWriter):
         return b"data: " + dumps({"error": error}) + b"\n\n"
 
 
-def _usage(response: NormalizedResponse) -> dict[str, object]:
+# What these writers carry, as this API's reader reads them back.
+CARRIES: Final = Carries(
+    counts=(
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "reasoning_tokens",
+    ),
+    stop_reasons=STOP_REASONS,
+    stop_lost={
+        "stop_sequence": "end_turn",
+        "refusal": "end_turn",
+        "pause_turn": "end_turn",
+        "context_window_exceeded": "max_tokens",
+    },
+    calls_name_tool_use=True,
+    opaque_in_body=False,  # `reasoning_details` are written in streams only
+)
+
+
+def stop_of(response: NormalizedResponse) -> str:
+    """The ``finish_reason`` written for ``response``, in a stream and in a body alike."""
+    return wire_stop(response.stop_reason, STOP_REASONS, _FINISH) or "stop"
+
+
+def usage_of(response: NormalizedResponse) -> dict[str, object]:
+    """The ``usage`` written for ``response`` (the last chunk's, a body's), ``{}`` when
+    nothing was counted: the three counts the schema requires (0 when not reported) and
+    the cache and reasoning counts that were reported."""
     u = response.usage
-    usage: dict[str, object] = dict(
-        counts(prompt_tokens=u.input_tokens, completion_tokens=u.output_tokens)
-    )
-    if not usage and u.cache_read_tokens is None and u.reasoning_tokens is None:
+    kept = (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
+    if all(count is None for count in (*kept, u.reasoning_tokens)):
         return {}
-    if u.input_tokens is not None and u.output_tokens is not None:
-        usage["total_tokens"] = u.input_tokens + u.output_tokens
+    usage: dict[str, object] = {
+        "prompt_tokens": u.input_tokens or 0,
+        "completion_tokens": u.output_tokens or 0,
+        "total_tokens": (u.input_tokens or 0) + (u.output_tokens or 0),
+    }
     prompt = counts(cached_tokens=u.cache_read_tokens, cache_write_tokens=u.cache_write_tokens)
     if prompt:
         usage["prompt_tokens_details"] = prompt

@@ -22,6 +22,7 @@ from ..._core.assembler import Assembler
 from ..._core.errors import IncompleteStreamError, MalformedStreamError, ProviderError
 from ..._core.response import StopReason
 from ..base import (
+    HandlerOptions,
     error_from_payload,
     int_or_none,
     json_text,
@@ -96,10 +97,10 @@ class OpenAIChatHandler:
         "assembler",
     )
 
-    def __init__(self, assembler: Assembler, *, choice: int = 0, think_tags: bool = False) -> None:
+    def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
         self.assembler = assembler
-        self._choice = choice
-        self._think = ThinkSplitter() if think_tags else None
+        self._choice = options.choice if options is not None else 0
+        self._think = ThinkSplitter() if options is not None and options.think_tags else None
         self._calls = _ToolCalls(assembler)
         self._identified = False
         self._refused = False
@@ -542,9 +543,11 @@ class _ToolCalls:
         return self._by_position.get(position)
 
 
-def parse_body(assembler: Assembler, body: Mapping[str, Any], *, choice: int = 0) -> None:
+def parse_body(
+    assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions | None = None
+) -> None:
     """A complete ``chat.completion`` body, read as one chunk whose delta is the message."""
-    handler = OpenAIChatHandler(assembler, choice=choice)
+    handler = OpenAIChatHandler(assembler, options)
     choices = body.get("choices")
     if not isinstance(choices, list):
         raise shape_error("a chat completion without `choices`")

@@ -5,22 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..._core.assembler import Assembler
-from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
+from ..spec import Api, Endpoint, Mock, Sdk
 from . import requests
 from .body import write_body
-from .encode import OpenAIResponsesWriter, sources
+from .encode import CARRIES, OpenAIResponsesWriter, sources
 from .stream import OpenAIResponsesHandler, parse_body
 
 __all__ = ["API"]
-
-
-def _handler(assembler: Assembler, options: HandlerOptions) -> OpenAIResponsesHandler:
-    return OpenAIResponsesHandler(assembler)
-
-
-def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
-    parse_body(assembler, body)
 
 
 def _matches_url(path: str) -> bool:
@@ -41,13 +32,14 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 API = Api(
     name="openai-responses",
     framing="sse",
-    handler=_handler,
-    read_body=_read_body,
+    handler=OpenAIResponsesHandler,
+    read_body=parse_body,
     tool=requests.tool,
     assistant=requests.assistant,
     results=requests.results,
     write_body=write_body,
     encoder=OpenAIResponsesWriter,
+    carries=CARRIES,
     sources=sources,
     matches_url=_matches_url,
     matches_frame=_matches_frame,

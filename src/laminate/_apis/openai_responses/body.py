@@ -9,7 +9,7 @@ from ..._core.flex import FlexValue
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import arguments_text, counts
 
-__all__ = ["write_body"]
+__all__ = ["usage_of", "write_body"]
 
 
 # Why a Responses answer stopped early, by stop-reason kind.
@@ -52,9 +52,6 @@ def _responses_item(n: int, block: Any, refusal: bool) -> dict[str, Any] | None:
     return None
 
 
-# Why a Responses answer stopped early, by stop-reason kind.
-
-
 def _output(blocks: list[Any], refusal: bool) -> list[dict[str, Any]]:
     """The output items; a citation goes into the annotations of the text it follows."""
     output: list[dict[str, Any]] = []
@@ -71,12 +68,21 @@ def _output(blocks: list[Any], refusal: bool) -> list[dict[str, Any]]:
     return output
 
 
-def write_body(r: NormalizedResponse) -> dict[str, Any]:
-    u = r.usage
+def usage_of(response: NormalizedResponse) -> dict[str, Any]:
+    """The ``usage`` written for ``response``: the counts that were reported, and the
+    ones the schema requires (0 when not reported)."""
+    u = response.usage
     usage: dict[str, Any] = counts(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
     usage["total_tokens"] = (u.input_tokens or 0) + (u.output_tokens or 0)
     usage["input_tokens_details"] = {"cached_tokens": u.cache_read_tokens or 0}
     usage["output_tokens_details"] = {"reasoning_tokens": u.reasoning_tokens or 0}
+    return usage
+
+
+def write_body(r: NormalizedResponse) -> dict[str, Any]:
+    """The complete body, also the terminal event's ``response`` in a stream: the stop
+    reason (``status``, ``incomplete_details``) and usage are decided here for both."""
+    usage = usage_of(r)
     incomplete = _INCOMPLETE.get(r.stop_reason.kind or "")
     refusal = r.stop_reason.kind == "refusal"
     return {

@@ -19,7 +19,7 @@ keeps its id from ``added`` to ``done``); one that streams none keeps its own.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 
 from ..._core.events import ResponseStart
 from ..._core.flex import FlexValue
@@ -35,10 +35,11 @@ from ..._core.response import (
 )
 from ..base import str_or_empty
 from ..sources import Source, file_media_type, is_text, web_source
+from ..spec import Carries
 from ..writer import Failure, StreamWriter, cut_off, dumps, json_bytes
 from .body import write_body
 
-__all__ = ["OpenAIResponsesWriter", "sources"]
+__all__ = ["CARRIES", "OpenAIResponsesWriter", "sources"]
 
 
 class _Item:
@@ -49,6 +50,24 @@ class _Item:
         self.number = number
         self.id = id
         self.opened = False
+
+
+# What these writers carry, as this API's reader reads them back.
+CARRIES: Final = Carries(
+    counts=("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"),
+    stop_reasons={},  # no stop string: `status` and `incomplete_details` say it
+    stop_lost={
+        "stop_sequence": "end_turn",
+        "refusal": "end_turn",
+        "pause_turn": "end_turn",
+        "context_window_exceeded": "end_turn",
+        None: "end_turn",
+    },
+    calls_name_tool_use=True,
+    # A stream's text goes out as `output_text` before the stop is known; a body writes
+    # the text of a refusal as a `refusal` part.
+    body_stop_kinds=frozenset({"refusal"}),
+)
 
 
 class OpenAIResponsesWriter(StreamWriter):

@@ -28,7 +28,14 @@ from typing import Any, Final
 from ..._core.assembler import Assembler
 from ..._core.errors import IncompleteStreamError, MalformedStreamError, ProviderError
 from ..._core.response import StopReason
-from ..base import error_from_payload, int_or_none, shape_error, stop_reason_from, str_or_empty
+from ..base import (
+    HandlerOptions,
+    error_from_payload,
+    int_or_none,
+    shape_error,
+    stop_reason_from,
+    str_or_empty,
+)
 
 __all__ = ["STOP_REASONS", "OpenAIResponsesHandler", "parse_body", "stop_reason", "usage_counts"]
 
@@ -110,7 +117,7 @@ class _Item:
 class OpenAIResponsesHandler:
     """Stream handler for Responses API events."""
 
-    def __init__(self, assembler: Assembler) -> None:
+    def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
         self.assembler = assembler
         self._items: dict[int, _Item] = {}
         self._ended: set[Hashable] = set()
@@ -569,7 +576,9 @@ def _item(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return item
 
 
-def parse_body(assembler: Assembler, body: Mapping[str, Any]) -> None:
+def parse_body(
+    assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions | None = None
+) -> None:
     """A complete ``response`` object, read as the terminal event of a stream that sent
     nothing else."""
     handler = OpenAIResponsesHandler(assembler)
