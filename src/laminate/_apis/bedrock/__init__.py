@@ -1,5 +1,10 @@
 """AWS Bedrock Converse and ConverseStream (``provider="bedrock"``), in the binary AWS
-event stream framing, as boto3's parsed events, or as ``converse()`` output."""
+event stream framing, as boto3's parsed events, or as ``converse()`` output.
+
+An Anthropic model's InvokeModelWithResponseStream stream (``chunk`` events wrapping
+Messages events) or InvokeModel body (a Messages body) given as ``"bedrock"`` is read as
+what it holds: Anthropic's, and the response says ``provider="anthropic"``, the API its
+turn is written back in."""
 
 from __future__ import annotations
 
@@ -9,6 +14,9 @@ from urllib.parse import unquote
 
 from ..._core.assembler import Assembler
 from ..._framing.eventstream import is_exception_name
+from ..anthropic import API as ANTHROPIC
+from ..anthropic.stream import AnthropicHandler
+from ..anthropic.stream import parse_body as parse_anthropic_body
 from ..spec import Api, Endpoint, HandlerOptions, Mock
 from . import requests
 from .body import error_body, write_body
@@ -20,10 +28,18 @@ __all__ = ["API"]
 
 
 def _handler(assembler: Assembler, options: HandlerOptions) -> BedrockHandler:
-    return BedrockHandler(assembler)
+    def carried() -> AnthropicHandler:
+        assembler.provider = ANTHROPIC.name
+        return AnthropicHandler(assembler)
+
+    return BedrockHandler(assembler, carried)
 
 
 def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
+    if ANTHROPIC.matches_body(body) and not _matches_body(body):
+        assembler.provider = ANTHROPIC.name  # InvokeModel's body: the model's own
+        parse_anthropic_body(assembler, body)
+        return
     parse_body(assembler, body)
 
 
