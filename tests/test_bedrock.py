@@ -45,7 +45,7 @@ from laminate import (
 from laminate._apis.bedrock.stream import BedrockHandler
 from laminate._cli.server import split_frames
 from laminate._core.assembler import Assembler
-from laminate._framing.eventstream import EventStreamDecoder
+from laminate._framing.eventstream import EventStreamDecoder, encode_message
 from laminate.testing import mock_server
 
 from .support import FIXTURES, REAL_STREAMS, REAL_STREAMS_2, Outcome, run_chunks
@@ -989,3 +989,140 @@ def test_boto3_against_the_mock_server() -> None:
         assert caught.value.retryable
         assert caught.value.partial is not None
         assert caught.value.partial.text() == "The first half of the answer"
+
+
+# -- InvokeModel's route given as "bedrock" ---------------------------------------------
+
+
+def _invoke_chunk(inner: dict[str, Any]) -> bytes:
+    """One InvokeModelWithResponseStream message wrapping ``inner`` (base64, as AWS sends)."""
+    payload = {"bytes": base64.b64encode(json.dumps(inner).encode()).decode(), "p": "abc"}
+    headers = {
+        ":event-type": "chunk",
+        ":content-type": "application/json",
+        ":message-type": "event",
+    }
+    return encode_message(headers, json.dumps(payload).encode())
+
+
+@pytest.mark.parametrize("path", _binary_fixtures(ANTHROPIC_BEDROCK), ids=lambda p: p.name)
+def test_invoke_stream_named_bedrock_reads_the_anthropic_events(path: Path) -> None:
+    """InvokeModelWithResponseStream given as "bedrock" reads as it does detected: the
+    Anthropic events inside, never dropped (it used to end as an incomplete stream)."""
+    data = path.read_bytes()
+    detected = run_chunks([data])
+    named = run_chunks([data], provider="bedrock")
+    assert named.events == detected.events
+    assert type(named.error) is type(detected.error)
+    if named.error is None:
+        assert done(named).provider == "anthropic"  # the API its turn is written back in
+    frames: list[tuple[str | None, dict[str, Any]]] = [
+        (None, e) for e in boto3_events(data, "InvokeModelWithResponseStream")
+    ]
+    assert feed_frames(frames, provider="bedrock").events == feed_frames(frames, None).events
+
+
+def test_invoke_body_named_bedrock_reads_the_anthropic_message() -> None:
+    body = json.loads((FIXTURES / "anthropic" / "parallel-tool-calls.body.json").read_text())
+    assert laminate.normalize(body, provider="bedrock") == laminate.normalize(body)
+    assert laminate.normalize(body, provider="bedrock").provider == "anthropic"
+
+
+def test_a_chunk_inside_a_converse_stream_is_malformed() -> None:
+    data = (BEDROCK / "text.eventstream").read_bytes()
+    chunk = _invoke_chunk({"type": "ping"})
+    outcome = run_chunks([_first_frames(data, 2) + chunk])
+    assert isinstance(outcome.error, MalformedStreamError)
+    assert "InvokeModelWithResponseStream" in outcome.error.message
+
+
+def _first_frames(data: bytes, count: int) -> bytes:
+    """The first ``count`` event stream messages of ``data``."""
+    end = 0
+    for _ in range(count):
+        end += int.from_bytes(data[end : end + 4], "big")
+    return data[:end]
+
+
+@pytest.mark.parametrize("provider", [None, "bedrock", "anthropic"])
+@pytest.mark.parametrize(
+    ("inner", "keys"),
+    [
+        ({"outputText": "Hi", "index": 0, "completionReason": "FINISH"}, "outputText"),
+        ({"generation": "Hi", "stop_reason": None}, "generation"),
+        ({"completion": "Hi", "stop_reason": "stop_sequence", "stop": "\n\nHuman:"}, "completion"),
+    ],
+    ids=["titan", "llama", "text-completions"],
+)
+def test_a_chunk_of_another_model_family_says_so(
+    provider: str | None, inner: dict[str, Any], keys: str
+) -> None:
+    """Chunks of a model that is not Anthropic's hold no Messages event: a clear error
+    at the first one, never frames dropped and then an incomplete stream."""
+    outcome = run_chunks([_invoke_chunk(inner) * 3], provider=provider)
+    assert isinstance(outcome.error, MalformedStreamError)
+    assert "not an Anthropic Messages event" in outcome.error.message
+    assert keys in outcome.error.message
+    assert outcome.events == []
+
+
+# -- a body that is only an AWS error ---------------------------------------------------
+
+
+@pytest.mark.parametrize("provider", [None, "bedrock", "openai", "anthropic", "gemini"])
+@pytest.mark.parametrize(
+    ("body", "error_type", "message"),
+    [
+        ({"message": "The security token included in the request is expired"}, "error", None),
+        ({"Message": "User is not authorized"}, "error", None),
+        (
+            {"__type": "com.amazon.coral.validate#ValidationException", "message": "bad model"},
+            "ValidationException",
+            None,
+        ),
+        ({"__type": "ThrottlingException", "Message": "slow down"}, "ThrottlingException", None),
+    ],
+)
+def test_an_aws_error_body_is_a_provider_error_whoever_is_named(
+    provider: str | None, body: dict[str, Any], error_type: str, message: str | None
+) -> None:
+    with pytest.raises(ProviderError) as info:
+        laminate.normalize(json.dumps(body), provider=provider)
+    assert info.value.error_type == error_type
+    assert info.value.message == body.get("message", body.get("Message"))
+    assert info.value.retryable is (error_type == "ThrottlingException")
+    # The same body as the whole of a "stream".
+    outcome = run_chunks([json.dumps(body).encode()], provider=provider)
+    assert isinstance(outcome.error, ProviderError)
+    assert outcome.error.error_type == error_type
+
+
+@pytest.mark.parametrize(
+    ("body", "header", "error_type", "retryable"),
+    [
+        (
+            b'{"message":"Too many requests"}',
+            "ThrottlingException:http://internal",
+            "ThrottlingException",
+            True,
+        ),
+        (b'{"Message":"no access"}', "AccessDeniedException", "AccessDeniedException", False),
+        (b'{"__type":"ValidationException","message":"m"}', None, "ValidationException", False),
+    ],
+)
+def test_an_aws_error_answer_takes_its_type_from_the_header(
+    body: bytes, header: str | None, error_type: str, retryable: bool
+) -> None:
+    def answer(request: httpx.Request) -> httpx.Response:
+        headers = {"content-type": "application/json"}
+        if header is not None:
+            headers["x-amzn-ErrorType"] = header
+        return httpx.Response(429 if retryable else 400, content=body, headers=headers)
+
+    url = f"{_RUNTIME}/model/m/converse-stream"
+    client = httpx.Client(transport=httpx.MockTransport(answer))
+    with client, client.stream("POST", url) as response, pytest.raises(ProviderError) as info:
+        laminate.collect_sync(response)
+    assert info.value.error_type == error_type
+    assert info.value.retryable is retryable
+    assert info.value.status_code == (429 if retryable else 400)

@@ -495,6 +495,29 @@ def test_comment_over_the_cap_in_one_feed_is_legal() -> None:
     assert data(sse(b"x\n" + body, max_frame_bytes=10)) == ["a"]
 
 
+def test_unknown_field_over_the_cap_is_skipped_unbuffered() -> None:
+    # The standard ignores a field it does not know, whatever its value: a line of one
+    # longer than the cap is dropped as it arrives, in one feed or in many.
+    body = b"x-trace: " + b"t" * 500 + b"\r\ndata: a\r\n\r\n"
+    assert data(sse(body, max_frame_bytes=10)) == ["a"]
+    assert data(sse(b"padding" * 100 + b"\ndata: a\n\n", max_frame_bytes=10)) == ["a"]
+    decoder = SSEDecoder(max_frame_bytes=1024)
+    assert decoder.feed(b"data: a\n\nx-trace:") == [Frame(None, "a", 0, None)]
+    for _ in range(64):
+        assert decoder.feed(b"t" * 65536) == []
+        assert decoder.buffered == 0
+    assert decoder.feed(b"\ndata: b\n\n") == [Frame(None, "b", 9 + 8 + 64 * 65536 + 1, None)]
+
+
+def test_known_fields_over_the_cap_still_fail() -> None:
+    for line in (b"data: ", b"event: ", b"id: ", b"retry:", b"{"):
+        body = line + b"x" * 50 + b"\n\n"
+        with pytest.raises(MalformedStreamError, match="max_frame_bytes"):
+            sse(body, max_frame_bytes=10)
+        with pytest.raises(MalformedStreamError, match="max_frame_bytes"):
+            sse(*(bytes([byte]) for byte in body), max_frame_bytes=10)
+
+
 def test_partial_line_held_across_feeds() -> None:
     decoder = SSEDecoder()
     assert decoder.feed(b"data: hel") == []

@@ -9,11 +9,14 @@ from .._core import jsonlib
 from .._core.assembler import Assembler
 from .._core.errors import IncompleteStreamError, MalformedStreamError, ProviderError
 from .._core.response import StopReason
+from .._framing.eventstream import exception_error
 
 __all__ = [
     "Handler",
     "HandlerOptions",
     "RunHandler",
+    "aws_error",
+    "bare_error",
     "end_at_done_marker",
     "error_from_payload",
     "int_or_none",
@@ -140,6 +143,37 @@ def error_from_payload(payload: Any, *, default_type: str = "error") -> Provider
         retryable=is_retryable(error_type, code),
         raw=payload,
     )
+
+
+# What an AWS service's JSON error body holds, and nothing else: the message (spelled
+# either way), the error's type in ``__type`` (the JSON protocols) and sometimes a code.
+_AWS_ERROR_KEYS: Final = frozenset({"message", "Message", "__type", "code", "Code"})
+
+
+def aws_error(payload: Any, error_type: str = "") -> ProviderError | None:
+    """The :class:`ProviderError` of a body that is only an AWS service's error
+    (``{"message": ...}``, ``{"Message": ...}``, ``{"__type": ..., "message": ...}``),
+    else ``None``. Its type is ``__type`` without its namespace
+    (``com.amazon.coral.validate#ValidationException``), else ``error_type`` (what the
+    ``x-amzn-ErrorType`` header said), else ``"error"``."""
+    if not isinstance(payload, Mapping) or not payload or not payload.keys() <= _AWS_ERROR_KEYS:
+        return None
+    message = payload.get("message", payload.get("Message"))
+    kind = str_or_empty(payload.get("__type")).rpartition("#")[2]
+    if not isinstance(message, str) and not kind:
+        return None
+    # A header's value may carry a URL after a colon ("ThrottlingException:http://...").
+    name = kind.split(":", 1)[0] or error_type.split(":", 1)[0] or "error"
+    return exception_error(name, payload)
+
+
+def bare_error(payload: Mapping[str, Any]) -> ProviderError | None:
+    """The :class:`ProviderError` of a complete body that is only an error, whoever sent
+    it: an ``error`` object (a Responses body carries ``error`` beside its ``output``
+    and is read by its own reader), or an AWS error; ``None`` for anything else."""
+    if payload.get("error") and "output" not in payload:
+        return error_from_payload(payload)
+    return aws_error(payload)
 
 
 def json_text(value: Any) -> str:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._core.errors import UnknownProviderError
-from .base import error_from_payload
+from .base import bare_error
 from .registry import APIS
 
 __all__ = [
@@ -45,13 +45,15 @@ def provider_from_body(data: Mapping[str, Any]) -> str | None:
 
 
 def body_provider(data: Mapping[str, Any]) -> str:
-    """The provider of a complete body; a bare error body raises as the error it is,
+    """The provider of a complete body; a body that is only an error (an ``error``
+    object, an AWS error) raises as the error it is,
     anything else unrecognised as :class:`UnknownProviderError`."""
     provider = provider_from_body(data)
     if provider is not None:
         return provider
-    if data.get("error"):
-        raise error_from_payload(data)
+    error = bare_error(data)
+    if error is not None:
+        raise error
     keys = ", ".join(sorted(map(str, data))[:8])
     raise UnknownProviderError(
         f"could not detect the provider of a body with keys: {keys}", seen=keys

@@ -11,7 +11,7 @@ from typing import Any, Final, Literal
 from .._core.assembler import Assembler
 from .._core.errors import UnknownProviderError
 from . import anthropic, bedrock, cohere, gemini, ollama, openai_chat, openai_responses
-from .base import error_from_payload
+from .base import bare_error
 from .spec import Api, HandlerOptions
 
 __all__ = ["APIS", "PROVIDERS", "ItemsTurn", "MessageTurn", "api", "read_body"]
@@ -53,9 +53,8 @@ def read_body(
     assembler: Assembler, data: Mapping[str, Any], provider: str, options: HandlerOptions
 ) -> None:
     """Read a complete body into ``assembler`` and complete the response."""
-    if data.get("error") and "output" not in data:
-        # A bare error body. A Responses body carries `error` beside its output and is
-        # classified by its own reader.
-        raise error_from_payload(data)
+    error = bare_error(data)
+    if error is not None:
+        raise error
     api(provider).read_body(assembler, data, options)
     assembler.complete()

@@ -16,7 +16,9 @@ decoded as strict UTF-8.
 
 A line, or an event's accumulated data, longer than ``max_frame_bytes`` is an error as
 soon as the limit is passed, so a line that never ends cannot grow memory without bound.
-SSE comment lines are exempt: their bytes are dropped as they arrive.
+SSE lines that can never matter are exempt: a comment line, and a line over the cap whose
+field is none the standard knows (an unknown field is ignored whatever its value), are
+dropped as their bytes arrive, as the standard's own parsers do.
 
 ``feed_batched`` is ``feed`` for a reader that takes many frames at once: a run of events
 (or lines) of the one regular shape LLM streams use comes out as one :class:`Batch`,
@@ -49,6 +51,8 @@ _BRACE = 123  # ord("{")
 _LF = 10
 _CR = 13
 _LINE_END_BYTES: Final = (_LF, _CR)
+# The SSE fields that mean something; a line of any other field is ignored.
+_KNOWN_FIELDS: Final = (b"data", b"event", b"id", b"retry")
 # Building the tuple directly skips NamedTuple's Python-level __new__: the hot path
 # creates one Frame per event.
 _new = tuple.__new__
@@ -135,7 +139,7 @@ class _LineDecoder:
     bytes of each feed are searched, never the held ones.
     """
 
-    # SSE drops comment lines (those starting with ":") while they arrive.
+    # SSE drops lines that can never matter (comments, unknown fields) while they arrive.
     _drops_comments: ClassVar[bool] = False
 
     def __init__(self, *, max_frame_bytes: int = 16 * 1024 * 1024) -> None:
@@ -149,7 +153,8 @@ class _LineDecoder:
         self._partial = bytearray()
         # The last feed ended with CR: an LF opening the next feed completes that CRLF.
         self._after_cr = False
-        # Inside a comment line whose end has not arrived: its bytes are dropped.
+        # Inside a line that can never matter (a comment, an unknown field over the cap)
+        # whose end has not arrived: its bytes are dropped.
         self._in_comment = False
         self._trailing = False
         self._closed = False
@@ -215,6 +220,8 @@ class _LineDecoder:
         self._partial = bytearray()
         out: list[Frame | Batch] = []
         try:
+            if len(tail) > self._max and not self._ignorable(tail):
+                raise self._line_too_long(self._seen - len(tail), tail)
             _check_whole_characters(tail)
             # The tail is one line, processed before any frame is built, so an error here
             # never follows a frame of this call.
@@ -414,16 +421,28 @@ class _LineDecoder:
     def _take_capped(
         self, lines: list[bytes], pos: int, sep: int, out: list[Frame | Batch]
     ) -> None:
-        """``_take`` the lines, but raise at the first one over the cap, in stream order."""
+        """``_take`` the lines, but raise at the first one over the cap, in stream order;
+        one over the cap that can never matter is skipped."""
         cap = self._max
+        first = 0
         for k, line in enumerate(lines):
-            if len(line) > cap and not self._is_comment(line):
-                self._take(lines[:k], pos, sep, out)
-                raise self._line_too_long(pos + sum(map(len, lines[:k])) + k * sep, line)
-        self._take(lines, pos, sep, out)
+            if len(line) <= cap:
+                continue
+            at = pos + sum(map(len, lines[first:k])) + (k - first) * sep
+            self._take(lines[first:k], pos, sep, out)
+            if not self._ignorable(line):
+                raise self._line_too_long(at, line)
+            first = k + 1
+            pos = at + len(line) + sep
+        self._take(lines[first:], pos, sep, out)
 
     def _is_comment(self, line: bytes | bytearray) -> bool:
         return self._drops_comments and line[:1] == b":"
+
+    def _ignorable(self, line: bytes | bytearray, *, whole: bool = True) -> bool | None:
+        """Whether a line over the cap (``whole``, or the start of one, held) can never
+        matter; ``None`` while its start cannot tell yet."""
+        return self._is_comment(line)
 
     def _hold(self, tail: bytes) -> None:
         """Keep the unterminated end of a feed until its line end arrives."""
@@ -432,6 +451,13 @@ class _LineDecoder:
             return
         self._partial += tail
         if len(self._partial) > self._max:
+            ignorable = self._ignorable(self._partial, whole=False)
+            if ignorable is None:
+                return
+            if ignorable:
+                self._partial = bytearray()
+                self._in_comment = True
+                return
             raise self._line_too_long(self._seen - len(self._partial), bytes(self._partial[:60]))
 
 
@@ -634,6 +660,21 @@ class SSEDecoder(_LineDecoder):
             case _:
                 pass  # unknown fields are ignored
         return None
+
+    def _ignorable(self, line: bytes | bytearray, *, whole: bool = True) -> bool | None:
+        # A comment, or a field the standard ignores: a name that is not one it knows.
+        # The start of a line without its colon may still become a known name (at most
+        # five bytes, so waiting for it stays bounded): ``None`` until it tells.
+        if line[:1] == b":":
+            return True
+        if line[:1] == b"{" or self._stray is not None:
+            return False  # part of a JSON object sent without data:
+        colon = line.find(b":")
+        if colon >= 0 or whole:
+            return line[:colon] not in _KNOWN_FIELDS if colon >= 0 else line not in _KNOWN_FIELDS
+        if any(name.startswith(line) for name in _KNOWN_FIELDS):
+            return None
+        return True
 
     def _data_too_big(self, start: int, first: str) -> MalformedStreamError:
         return MalformedStreamError(

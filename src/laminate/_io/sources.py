@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
 
-from .._apis.base import error_from_payload, is_retryable
+from .._apis.base import aws_error, error_from_payload, is_retryable
 from .._apis.registry import APIS
 from .._apis.spec import SdkEvents
 from .._core.errors import (
@@ -436,6 +436,8 @@ def http_error(status: int, body: bytes, headers: Any = None) -> ProviderError:
     error: ProviderError | None = None
     if isinstance(payload, Mapping) and (payload.get("error") or payload.get("type") == "error"):
         error = error_from_payload(payload)
+    elif (aws := aws_error(payload, _error_type(headers))) is not None:
+        error = aws  # an AWS error body: its type in `__type` or in a header
     elif isinstance(payload, Mapping) and isinstance(payload.get("message"), str):
         # `{"message": ...}`: the type in a header when there is one.
         kind = _error_type(headers)

@@ -179,7 +179,9 @@ class AnthropicHandler:
         """The Messages event inside a Bedrock InvokeModelWithResponseStream ``chunk``:
         ``{"bytes": "<base64>"}`` from the binary stream, ``{"chunk": {"bytes": b"..."}}``
         from boto3. Bedrock adds its invocation metrics to the last event; they are kept
-        in raw usage. Anything else without a ``type`` is ignored, as unknown events are."""
+        in raw usage. A chunk that holds no Messages event (another model family's
+        frame) is a :class:`MalformedStreamError` that says so; a frame that is no chunk
+        is ignored, as unknown events are."""
         if event is None and "chunk" in obj:
             obj = obj["chunk"]
         elif event is None and len(obj) == 1 and is_exception_name(next(iter(obj))):
@@ -196,6 +198,17 @@ class AnthropicHandler:
             raise MalformedStreamError(f"a Bedrock chunk is not base64 JSON: {exc}") from exc
         if not isinstance(inner, dict):
             raise shape_error("a Bedrock chunk does not hold a JSON object")
+        if "type" not in inner:
+            # Another model family's own frames (Titan's `outputText`, Llama's
+            # `generation`, the legacy Text Completions' `completion`, ...): not Messages
+            # events, so nothing here could read them, and dropping them would only end
+            # in a stream reported cut short.
+            keys = ", ".join(sorted(map(str, inner))[:6])
+            raise MalformedStreamError(
+                "an InvokeModelWithResponseStream chunk that is not an Anthropic Messages "
+                f"event (keys: {keys}): only Anthropic models' Messages streams are read "
+                "there; call ConverseStream for other models"
+            )
         metrics = inner.get(_BEDROCK_METRICS)
         if metrics is not None:
             self.assembler.usage({_BEDROCK_METRICS: metrics})

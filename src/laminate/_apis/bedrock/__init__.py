@@ -1,5 +1,10 @@
 """AWS Bedrock Converse and ConverseStream (``provider="bedrock"``), in the binary AWS
-event stream framing, as boto3's parsed events, or as ``converse()`` output."""
+event stream framing, as boto3's parsed events, or as ``converse()`` output.
+
+An Anthropic model's InvokeModelWithResponseStream stream (``chunk`` events wrapping
+Messages events) or InvokeModel body (a Messages body) given as ``"bedrock"`` is read as
+what it holds: Anthropic's, and the response says ``provider="anthropic"``, the API its
+turn is written back in."""
 
 from __future__ import annotations
 
@@ -7,7 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
+from ..._core.assembler import Assembler
 from ..._framing.eventstream import is_exception_name
+from ..anthropic import API as ANTHROPIC
+from ..anthropic.stream import AnthropicHandler
+from ..anthropic.stream import parse_body as parse_anthropic_body
+from ..base import HandlerOptions
 from ..spec import Api, Endpoint, Mock
 from . import requests
 from .body import error_body, write_body
@@ -16,6 +26,22 @@ from .sdk import SDK
 from .stream import EVENTS, BedrockHandler, parse_body
 
 __all__ = ["API"]
+
+
+def _handler(assembler: Assembler, options: HandlerOptions) -> BedrockHandler:
+    def carried() -> AnthropicHandler:
+        assembler.provider = ANTHROPIC.name
+        return AnthropicHandler(assembler)
+
+    return BedrockHandler(assembler, options, carried)
+
+
+def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
+    if ANTHROPIC.matches_body(body) and not _matches_body(body):
+        assembler.provider = ANTHROPIC.name  # InvokeModel's body: the model's own
+        parse_anthropic_body(assembler, body)
+        return
+    parse_body(assembler, body)
 
 
 def _matches_url(path: str) -> bool:
@@ -49,8 +75,8 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 API = Api(
     name="bedrock",
     framing="eventstream",
-    handler=BedrockHandler,
-    read_body=parse_body,
+    handler=_handler,
+    read_body=_read_body,
     tool=requests.tool,
     assistant=requests.assistant,
     results=requests.results,

@@ -38,13 +38,15 @@ server tools: ``toolUse`` of type ``server_tool_use``, ``toolResult``) is kept a
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
+from ..._core.errors import MalformedStreamError
 from ..._core.response import StopReason
 from ..._framing.eventstream import exception_error, is_exception_name
 from ..base import (
+    Handler,
     HandlerOptions,
     end_at_done_marker,
     int_or_none,
@@ -95,12 +97,25 @@ def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
 
 
 class BedrockHandler:
-    """Stream handler for ConverseStream events."""
+    """Stream handler for ConverseStream events.
 
-    __slots__ = ("_described", "_unknown", "assembler")
+    An InvokeModelWithResponseStream stream (``chunk`` events, each wrapping one of the
+    model's own events) is not ConverseStream: its chunks go to the handler ``carried``
+    makes (the carried model's own reader), when one is given and no ConverseStream
+    event came before.
+    """
 
-    def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
+    __slots__ = ("_carried", "_described", "_inner", "_unknown", "assembler")
+
+    def __init__(
+        self,
+        assembler: Assembler,
+        options: HandlerOptions | None = None,
+        carried: Callable[[], Handler] | None = None,
+    ) -> None:
         self.assembler = assembler
+        self._carried = carried
+        self._inner: Handler | None = None  # the reader of the chunks, once one came
         self._described = False  # a `metadata` event arrived
         # Open Unknown blocks (server tools): their type and data, which deltas extend.
         self._unknown: dict[int, tuple[str, dict[str, Any]]] = {}
@@ -126,6 +141,9 @@ class BedrockHandler:
             return
         if obj.__class__ is not dict and not isinstance(obj, Mapping):
             raise shape_error("a ConverseStream event is not a JSON object")
+        if event == "chunk" or (event is None and "chunk" in obj) or self._inner is not None:
+            self._chunk(event, obj)
+            return
         if event is None:
             # boto3's shape: one key, the event's name, around the payload.
             for name, payload in obj.items():
@@ -182,7 +200,22 @@ class BedrockHandler:
             i = j
         return i
 
+    def _chunk(self, event: str | None, obj: Any) -> None:
+        """An InvokeModelWithResponseStream frame: handed to the carried model's reader."""
+        inner = self._inner
+        if inner is None:
+            if self._carried is None or self.assembler.started:
+                raise MalformedStreamError(
+                    "an InvokeModelWithResponseStream `chunk` event in a ConverseStream "
+                    "stream: read a model's own events with its provider's name"
+                )
+            inner = self._inner = self._carried()
+        inner.on_frame(event, obj)
+
     def on_done_marker(self) -> None:
+        if self._inner is not None:
+            self._inner.on_done_marker()
+            return
         # ConverseStream has no `[DONE]`; read as the end of the answer only after its stop.
         end_at_done_marker(self.assembler, "the message's stop reason")
 
