@@ -13,25 +13,38 @@ every API whose conversation is a ``messages`` list.
 from __future__ import annotations
 
 import copy
+import json
+import re
 from collections.abc import Mapping
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 from .._core.errors import TranslationError
-from .._core.request import LOSS_REASONS, Block, CachePoint, Loss, Request
-from .._core.response import Reasoning, Text, ToolUse, Unknown
+from .._core.flex import FlexValue
+from .._core.request import LOSS_REASONS, Block, CachePoint, Loss, Message, Request, ToolResult
+from .._core.response import InvalidToolUse, Reasoning, Text, ToolUse, Unknown
+from .shapes import ERROR_PREFIX
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "Losses",
     "at",
+    "budget_of",
+    "call_of",
     "copy_json",
+    "custom_call",
+    "data_url",
+    "effort_of",
     "extra_fields",
+    "flagged_output",
     "get",
     "invalid",
+    "is_custom",
     "items",
+    "merged",
     "need",
     "object_at",
     "opaque_for",
+    "parse_data_url",
     "plain_text",
     "system_text",
 ]
@@ -75,7 +88,7 @@ def _typed(value: Any, kind: type[T] | tuple[type, ...], path: str) -> T:
     if not ok:
         wanted = " or ".join(_TYPE_NAMES.get(k, k.__name__) for k in kinds)
         raise invalid(path, f"expected {wanted}, got {_json_type(value)}")
-    return value  # type: ignore[return-value]
+    return cast(T, value)
 
 
 def _json_type(value: Any) -> str:
@@ -121,7 +134,7 @@ def extra_fields(obj: Mapping[str, Any], known: frozenset[str] | set[str]) -> di
     return {k: copy.deepcopy(v) for k, v in obj.items() if k not in known}
 
 
-def copy_json(value: Any) -> Any:
+def copy_json(value: T) -> T:
     """A deep copy of JSON data, so nothing written shares state with what was read."""
     return copy.deepcopy(value)
 
@@ -149,8 +162,9 @@ class Losses(list[Loss]):
         fields is a loss and nothing is returned."""
         if request.api == target:
             return copy_json(dict(request.extra))
-        for key in request.extra:
-            self.add(at("extra", key), "source-only")
+        for key, value in request.extra.items():
+            if value is not None:  # an explicit null carries nothing
+                self.add(at("extra", key), "source-only")
         return {}
 
 
@@ -171,3 +185,91 @@ def opaque_for(request_api: str | None, target: str, block: Block) -> bool:
 
 def is_cache_point(block: Block) -> bool:
     return isinstance(block, CachePoint)
+
+
+_DATA_URL: Final = re.compile(r"data:([^;,]*)(?:;[^,]*)?;base64,(.*)", re.DOTALL)
+
+
+def parse_data_url(url: str) -> tuple[str, str] | None:
+    """``(media type, base64 data)`` of a ``data:`` URL, ``None`` for any other URL."""
+    found = _DATA_URL.fullmatch(url)
+    return (found.group(1), found.group(2)) if found else None
+
+
+def data_url(media_type: str, data: str) -> str:
+    """A ``data:`` URL of base64 ``data``."""
+    return f"data:{media_type};base64,{data}"
+
+
+# Effort levels and token budgets map onto each other by these bounds (a budget up to the
+# first is "low", up to the second "medium", above "high"); an effort becomes the budget
+# in the middle of its range.
+_BUDGETS: Final = (("low", 2048), ("medium", 8192), ("high", 24576))
+
+
+def effort_of(budget: int) -> str:
+    """The effort level a token budget falls in."""
+    for effort, bound in _BUDGETS[:-1]:
+        if budget <= bound:
+            return effort
+    return "high"
+
+
+def budget_of(effort: str) -> int:
+    """A token budget for an effort level (``"minimal"`` is the smallest)."""
+    for name, budget in _BUDGETS:
+        if name == effort:
+            return budget
+    return 1024 if effort in ("minimal", "none") else _BUDGETS[-1][1]
+
+
+def call_of(ident: str, name: str, arguments: str) -> ToolUse | InvalidToolUse:
+    """A call whose arguments came as JSON text: a ``ToolUse`` when they are an object,
+    else an ``InvalidToolUse`` that keeps the text."""
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return InvalidToolUse(ident, name, arguments, "arguments are not valid JSON")
+    if not isinstance(value, dict):
+        return InvalidToolUse(ident, name, arguments, "arguments are not a JSON object")
+    return ToolUse(ident, name, FlexValue(value))
+
+
+_CUSTOM: Final[dict[str, Any]] = (
+    {"kind": "custom"} if "kind" in getattr(ToolUse, "__dataclass_fields__", {}) else {}
+)
+
+
+def custom_call(ident: str, name: str, text: str) -> ToolUse:
+    """A call of a custom (free-form) tool: its input is text."""
+    return ToolUse(ident, name, FlexValue(text), **_CUSTOM)
+
+
+def is_custom(call: ToolUse) -> bool:
+    """Whether ``call`` is a custom tool's (its input is text, not an object)."""
+    return isinstance(call.input.value, str)
+
+
+def flagged_output(result: ToolResult) -> str:
+    """A result's text, starting with ``Error:`` when it failed, for an API that has no
+    error flag."""
+    output = result.output
+    if not result.is_error or output.startswith(ERROR_PREFIX.strip()):
+        return output
+    return ERROR_PREFIX + output
+
+
+def merged(messages: list[Message]) -> list[Message]:
+    """Consecutive messages of the same role as one (their ``extra`` merged), for an API
+    that wants turns to alternate, or one turn per answer (a Responses conversation is a
+    list of items, one message each)."""
+    out: list[Message] = []
+    for message in messages:
+        if out and out[-1].role == message.role and message.role != "system":
+            last = out[-1]
+            out[-1] = Message(
+                last.role, [*last.content, *message.content], {**last.extra, **message.extra}
+            )
+        else:
+            out.append(message)
+    return out

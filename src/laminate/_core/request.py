@@ -36,6 +36,7 @@ __all__ = [
     "Loss",
     "Message",
     "Request",
+    "ResultPart",
     "Role",
     "ToolChoice",
     "ToolResult",
@@ -92,7 +93,8 @@ class CachePoint:
     ttl: str | None = None
 
 
-_NOTHING: Final[Any] = object()
+ResultPart: TypeAlias = Text | Image | Document | Unknown
+"""What a tool result's content list holds."""
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -100,16 +102,17 @@ class ToolResult:
     """A tool's result: a block of a user turn, and the tool loop's outcome of one call.
 
     Request names: ``tool_use_id`` (the call it answers), ``content`` (a string, or a list
-    of :class:`~laminate.Text` and :class:`Image` blocks) and ``is_error``. Tool-loop names:
-    ``call_id``, ``output`` (the content as text) and ``ok``. ``name`` is the tool's name
-    where known (``""`` otherwise): some APIs need it with the result.
+    of :class:`~laminate.Text`, :class:`Image`, :class:`Document` and ``Unknown`` blocks)
+    and ``is_error``. Tool-loop names: ``call_id``, ``output`` (the content as text) and
+    ``ok``. ``name`` is the tool's name where known (``""`` otherwise): some APIs need it
+    with the result.
 
     Both spellings construct it: ``ToolResult(call_id, name, output, ok)`` and
     ``ToolResult(tool_use_id=..., content=..., is_error=...)``.
     """
 
     tool_use_id: str
-    content: str | list[Text | Image]
+    content: str | list[ResultPart]
     is_error: bool
     name: str
 
@@ -121,7 +124,7 @@ class ToolResult:
         ok: bool | None = None,
         *,
         tool_use_id: str | None = None,
-        content: str | list[Text | Image] | None = None,
+        content: str | list[ResultPart] | None = None,
         is_error: bool | None = None,
     ) -> None:
         ident = _one("call_id", call_id, "tool_use_id", tool_use_id)
