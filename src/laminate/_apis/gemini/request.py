@@ -420,7 +420,7 @@ def write_request(request: Request) -> WrittenBody:
         response_format=request.response_format,
     )
     config.update(extra.pop("generationConfig", {}))
-    if config or own and "generationConfig" in request.extra:
+    if config or (own and "generationConfig" in request.extra):
         body["generationConfig"] = config
     if request.user is not None:
         losses.add("user", "unsupported")
@@ -479,13 +479,12 @@ def model_parts(
                 parts.append(_function_call(block, api))
             case ToolResult():
                 parts.append(function_response(block, names))
-                if not isinstance(block.content, str) and any(
-                    isinstance(b, Image) for b in block.content
-                ):
-                    for inner in block.content:
-                        if isinstance(inner, Image):
-                            parts.append(_media_part(inner))
-                    losses.add(where, "reordered")
+                if not isinstance(block.content, str):
+                    # Media of a result follow it in the same turn.
+                    media = [b for b in block.content if isinstance(b, Image | Document)]
+                    parts.extend(p for p in map(_media_part, media) if p is not None)
+                    if media:
+                        losses.add(where, "reordered")
             case Image() | Document():
                 part = _media_part(block)
                 if part is None:
@@ -604,7 +603,7 @@ def schema_for_gemini(schema: Mapping[str, Any], losses: Losses, path: str) -> d
     ``schema`` loss for each change."""
     definitions = {**schema.get("definitions", {}), **schema.get("$defs", {})}
     changed: list[bool] = []
-    out = _inline(dict(schema), definitions, changed, depth=0)
+    out: dict[str, Any] = _inline(dict(schema), definitions, changed, depth=0)
     for key in ("$schema", "$id", "$defs", "definitions"):
         if key in out:
             del out[key]
