@@ -178,6 +178,21 @@ def _no_empty(obj: dict[str, Any], key: str) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if not (k == key and v in ("", None))}
 
 
+def _json_or_text(text: str) -> Any:
+    # Arguments are JSON text: the same object written with other spacing is the same.
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _parsed(call: dict[str, Any]) -> dict[str, Any]:
+    if "function" not in call:
+        return call
+    function = call["function"]
+    return {**call, "function": {**function, "arguments": _json_or_text(function["arguments"])}}
+
+
 def _chat(body: dict[str, Any]) -> dict[str, Any]:
     out = dict(body)
     messages = []
@@ -198,6 +213,8 @@ def _chat(body: dict[str, Any]) -> dict[str, Any]:
             message["content"] = None
         if message.get("tool_calls") == []:
             del message["tool_calls"]
+        if message.get("tool_calls"):
+            message["tool_calls"] = [_parsed(call) for call in message["tool_calls"]]
         messages.append(message)
     out["messages"] = messages
     if "tools" in out:
@@ -230,6 +247,8 @@ def _responses(body: dict[str, Any]) -> dict[str, Any]:
                     {k: v for k, v in p.items() if not (k == "annotations" and v == [])}
                     for p in content
                 ]
+        if item.get("type") == "function_call":
+            item["arguments"] = _json_or_text(item["arguments"])
         items.append(item)
     out["input"] = items
     if "tools" in out:
