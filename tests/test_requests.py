@@ -16,7 +16,11 @@ import laminate
 from laminate import (
     BlockEnd,
     BlockStart,
+    CachePoint,
+    Document,
     FlexValue,
+    Image,
+    JsonSchema,
     Loss,
     Message,
     NormalizedResponse,
@@ -45,6 +49,7 @@ from .request_support import (
     vector_params,
     vectors,
 )
+from .support import ROOT
 
 LONG_NAME = "mcp__claude_in_chrome__read_the_whole_page_and_summarise_it_for_the_user"
 ODD_ID = "functions.Bash:0"
@@ -380,3 +385,102 @@ def test_each_recording_of_the_matrix_written_as_another_api_gives_its_recorded_
     choice = canonical(target, expected.body()).get("tool_choice")
     if choice is not None:
         assert canonical(target, written.body).get("tool_choice") == choice
+
+
+# -- the table of docs/requests.md ---------------------------------------------------------------
+
+HI = Message("user", [Text("hi")])
+WEATHER = ToolSpec("w", "Weather.", {"type": "object", "properties": {"city": {"type": "string"}}})
+FEATURES: dict[str, Request] = {
+    "system text": Request(model="m", system=[Text("Be brief.")], messages=[HI]),
+    "system message mid-conversation": Request(
+        model="m",
+        messages=[
+            HI,
+            Message("assistant", [Text("hello")]),
+            Message("system", [Text("Answer in French from now on.")]),
+            Message("user", [Text("ok")]),
+        ],
+    ),
+    "image (base64)": Request(
+        model="m", messages=[Message("user", [Text("what?"), Image("image/png", data="iVBO")])]
+    ),
+    "image (link)": Request(
+        model="m",
+        messages=[Message("user", [Text("what?"), Image("image/png", url="https://x.test/a.png")])],
+    ),
+    "PDF document": Request(
+        model="m",
+        messages=[
+            Message(
+                "user", [Text("sum up"), Document("application/pdf", data="JVBE", title="spec")]
+            )
+        ],
+    ),
+    "tool calls and results": Request(
+        model="m",
+        tools=[WEATHER],
+        messages=[
+            HI,
+            Message("assistant", [ToolUse("call_1", "w", FlexValue({"city": "Oslo"}))]),
+            Message("user", [ToolResult("call_1", "w", "5 C", True)]),
+        ],
+    ),
+    "top_k": Request(model="m", messages=[HI], top_k=5),
+    "stop sequences": Request(model="m", messages=[HI], stop=["END"]),
+    "reasoning effort": Request(model="m", messages=[HI], reasoning="high"),
+    "reasoning budget": Request(model="m", messages=[HI], reasoning=4096),
+    "JSON schema output": Request(
+        model="m",
+        messages=[HI],
+        response_format=JsonSchema("answer", {"type": "object", "properties": {}}),
+    ),
+    "JSON output without a schema": Request(model="m", messages=[HI], response_format="json"),
+    "end-user id": Request(model="m", messages=[HI], user="u-1"),
+    "parallel calls turned off": Request(
+        model="m", messages=[HI], tools=[WEATHER], parallel_tool_calls=False
+    ),
+    "cache breakpoints": Request(model="m", system=[Text("long"), CachePoint()], messages=[HI]),
+    "reasoning from another provider": Request(
+        model="m",
+        messages=[HI, Message("assistant", [Reasoning("hmm", signature="sig"), Text("hello")])],
+    ),
+}
+NEAR = frozenset({"approximated", "reordered"})
+
+
+def documented_table() -> dict[tuple[str, str], str]:
+    page = (ROOT / "docs" / "requests.md").read_text(encoding="utf-8")
+    rows = page.split("<!-- features-table -->", 1)[1].strip().splitlines()
+    header = [cell.strip() for cell in rows[0].strip("|").split("|")]
+    table = {}
+    for row in rows[2:]:
+        if not row.startswith("|"):
+            break
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        for api, cell in zip(header[1:], cells[1:], strict=True):
+            table[cells[0], api] = cell
+    return table
+
+
+def test_the_table_lists_every_feature_and_every_api() -> None:
+    table = documented_table()
+    assert {feature for feature, _ in table} == set(FEATURES)
+    assert {api for _, api in table} == set(APIS)
+    assert set(table.values()) <= {"yes", "~", "no"}
+
+
+@pytest.mark.parametrize("feature", FEATURES)
+@pytest.mark.parametrize("api", WRITERS)
+def test_the_documented_table_is_what_each_writer_does(feature: str, api: str) -> None:
+    expected = documented_table()[feature, api]
+    losses = laminate.write_request(FEATURES[feature], api).losses
+    reasons = {loss.reason for loss in losses}
+    match expected:
+        case "yes":
+            assert losses == []
+        case "~":
+            assert losses
+            assert reasons <= NEAR
+        case _:
+            assert reasons - NEAR
