@@ -19,7 +19,7 @@ from ..anthropic.stream import AnthropicHandler
 from ..anthropic.stream import parse_body as parse_anthropic_body
 from ..base import HandlerOptions
 from ..spec import Api, Endpoint, Mock
-from . import requests
+from . import request
 from .body import error_body, write_body
 from .encode import CARRIES, BedrockWriter, sources
 from .sdk import SDK
@@ -77,9 +77,12 @@ API = Api(
     framing="eventstream",
     handler=_handler,
     read_body=_read_body,
-    tool=requests.tool,
-    assistant=requests.assistant,
-    results=requests.results,
+    tool=request.tool,
+    assistant=request.assistant,
+    results=request.results,
+    read_request=request.read_request,
+    write_request=request.write_request,
+    call_id_rule=r"[A-Za-z0-9_-]{1,64}",
     write_body=write_body,
     encoder=BedrockWriter,
     carries=CARRIES,
@@ -100,6 +103,6 @@ API = Api(
         error_body=error_body,
         demo_model="us.anthropic.claude-sonnet-4-5-20250929-v1:0",
         demo_path="/model/{model}/converse-stream",
-        demo_request=requests.first_request,
+        demo_request=request.first_request,
     ),
 )

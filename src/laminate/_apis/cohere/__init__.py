@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from .. import shapes
 from ..spec import Api, Endpoint, Mock, Sdk
-from . import requests
+from . import request
 from .body import write_body
 from .encode import CARRIES, CohereWriter, sources
 from .stream import CohereHandler, parse_body
@@ -57,9 +57,12 @@ API = Api(
     framing="sse",
     handler=CohereHandler,
     read_body=parse_body,
-    tool=requests.tool,
-    assistant=requests.assistant,
-    results=requests.results,
+    tool=request.tool,
+    assistant=request.assistant,
+    results=request.results,
+    read_request=request.read_request,
+    write_request=request.write_request,
+    tool_name_rule=r".+",
     write_body=write_body,
     encoder=CohereWriter,
     carries=CARRIES,

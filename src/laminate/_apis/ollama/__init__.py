@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import shapes
 from ..spec import Api, Endpoint, Mock
-from . import requests
+from . import request
 from .body import error_body, write_body
 from .encode import CARRIES, OllamaWriter
 from .sdk import SDK
@@ -34,9 +34,12 @@ API = Api(
     framing="ndjson",
     handler=OllamaHandler,
     read_body=parse_body,
-    tool=requests.tool,
-    assistant=requests.assistant,
-    results=requests.results,
+    tool=request.tool,
+    assistant=request.assistant,
+    results=request.results,
+    read_request=request.read_request,
+    write_request=request.write_request,
+    tool_name_rule=r".+",
     write_body=write_body,
     encoder=OllamaWriter,
     carries=CARRIES,

@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import shapes
 from ..spec import Api, Endpoint, Mock, Sdk
-from . import requests
+from . import request
 from .body import write_body
 from .encode import CARRIES, OpenAIChatWriter, sources
 from .stream import OpenAIChatHandler, parse_body
@@ -32,9 +32,11 @@ API = Api(
     framing="sse",
     handler=OpenAIChatHandler,
     read_body=parse_body,
-    tool=requests.tool,
-    assistant=requests.assistant,
-    results=requests.results,
+    tool=request.tool,
+    read_request=request.read_request,
+    write_request=request.write_request,
+    assistant=request.assistant,
+    results=request.results,
     write_body=write_body,
     encoder=OpenAIChatWriter,
     carries=CARRIES,
