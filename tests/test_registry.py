@@ -34,6 +34,7 @@ CARRIED: Final = frozenset(
         # event stream (their chunks are read as Anthropic's; the demo's model id).
         ("_apis/bedrock/sdk.py", "anthropic"),
         ("_apis/bedrock/__init__.py", "anthropic"),
+        ("_apis/bedrock/stream.py", "anthropic"),
         # ... and Bedrock's invocation metrics on the last Anthropic event.
         ("_apis/anthropic/stream.py", "bedrock"),
     }

@@ -12,12 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from ..._core.assembler import Assembler
 from ..._framing.eventstream import is_exception_name
-from ..anthropic import API as ANTHROPIC
-from ..anthropic.stream import AnthropicHandler
-from ..anthropic.stream import parse_body as parse_anthropic_body
-from ..base import HandlerOptions
 from ..spec import Api, Endpoint, Mock
 from . import request
 from .body import error_body, write_body
@@ -26,22 +21,6 @@ from .sdk import SDK
 from .stream import EVENTS, BedrockHandler, parse_body
 
 __all__ = ["API"]
-
-
-def _handler(assembler: Assembler, options: HandlerOptions) -> BedrockHandler:
-    def carried() -> AnthropicHandler:
-        assembler.provider = ANTHROPIC.name
-        return AnthropicHandler(assembler)
-
-    return BedrockHandler(assembler, options, carried)
-
-
-def _read_body(assembler: Assembler, body: Mapping[str, Any], options: HandlerOptions) -> None:
-    if ANTHROPIC.matches_body(body) and not _matches_body(body):
-        assembler.provider = ANTHROPIC.name  # InvokeModel's body: the model's own
-        parse_anthropic_body(assembler, body)
-        return
-    parse_body(assembler, body)
 
 
 def _matches_url(path: str) -> bool:
@@ -75,8 +54,8 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 API = Api(
     name="bedrock",
     framing="eventstream",
-    handler=_handler,
-    read_body=_read_body,
+    handler=BedrockHandler,
+    read_body=parse_body,
     tool=request.tool,
     assistant=request.assistant,
     results=request.results,

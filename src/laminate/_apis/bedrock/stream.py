@@ -38,13 +38,16 @@ server tools: ``toolUse`` of type ``server_tool_use``, ``toolResult``) is kept a
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
 from ..._core.errors import MalformedStreamError
 from ..._core.response import StopReason
 from ..._framing.eventstream import exception_error, is_exception_name
+from ..anthropic import API as ANTHROPIC
+from ..anthropic.stream import AnthropicHandler
+from ..anthropic.stream import parse_body as parse_anthropic_body
 from ..base import (
     Handler,
     HandlerOptions,
@@ -100,21 +103,16 @@ class BedrockHandler:
     """Stream handler for ConverseStream events.
 
     An InvokeModelWithResponseStream stream (``chunk`` events, each wrapping one of the
-    model's own events) is not ConverseStream: its chunks go to the handler ``carried``
-    makes (the carried model's own reader), when one is given and no ConverseStream
-    event came before.
+    model's own events: Anthropic's, the only models it streams that laminate reads) is
+    not ConverseStream: its chunks go to the Anthropic reader, and the response names
+    Anthropic, the API its turn is written back in, when no ConverseStream event came
+    before.
     """
 
-    __slots__ = ("_carried", "_described", "_inner", "_unknown", "assembler")
+    __slots__ = ("_described", "_inner", "_unknown", "assembler")
 
-    def __init__(
-        self,
-        assembler: Assembler,
-        options: HandlerOptions | None = None,
-        carried: Callable[[], Handler] | None = None,
-    ) -> None:
+    def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
         self.assembler = assembler
-        self._carried = carried
         self._inner: Handler | None = None  # the reader of the chunks, once one came
         self._described = False  # a `metadata` event arrived
         # Open Unknown blocks (server tools): their type and data, which deltas extend.
@@ -204,12 +202,13 @@ class BedrockHandler:
         """An InvokeModelWithResponseStream frame: handed to the carried model's reader."""
         inner = self._inner
         if inner is None:
-            if self._carried is None or self.assembler.started:
+            if self.assembler.started:
                 raise MalformedStreamError(
                     "an InvokeModelWithResponseStream `chunk` event in a ConverseStream "
                     "stream: read a model's own events with its provider's name"
                 )
-            inner = self._inner = self._carried()
+            self.assembler.provider = ANTHROPIC.name
+            inner = self._inner = AnthropicHandler(self.assembler)
         inner.on_frame(event, obj)
 
     def on_done_marker(self) -> None:
@@ -372,8 +371,13 @@ def parse_body(
     """A complete ``converse()`` output, read as the events that would have streamed it.
 
     An error body (``{"message": ...}``, the type in a header AWS sends beside it, or in
-    ``__type`` where a proxy folds it in) is the :class:`ProviderError` it reports."""
+    ``__type`` where a proxy folds it in) is the :class:`ProviderError` it reports.
+    InvokeModel's body of an Anthropic model is the model's own, read as Anthropic's."""
     output = body.get("output")
+    if output is None and ANTHROPIC.matches_body(body):
+        assembler.provider = ANTHROPIC.name
+        parse_anthropic_body(assembler, body)
+        return
     if output is None and isinstance(body.get("message"), str):
         error_type = str_or_empty(body.get("__type")).rpartition("#")[2] or "error"
         raise exception_error(error_type, body)
