@@ -9,10 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from laminate import (
-    BlockEnd,
     BlockStart,
     IncompleteStreamError,
-    InvalidToolUse,
     LaminateError,
     MalformedStreamError,
     ProviderError,
@@ -21,32 +19,12 @@ from laminate import (
     StopReason,
     StreamNormalizer,
     TextDelta,
-    ToolInputDelta,
-    ToolUse,
     UnknownProviderError,
     normalize,
 )
 
+from .builders import chat_chunk, sse_of
 from .support import FIXTURES, run_chunks, split_at, stream_fixtures
-
-
-def sse(*payloads: object, event: str | None = None) -> bytes:
-    out = []
-    for payload in payloads:
-        data = payload if isinstance(payload, str) else json.dumps(payload)
-        prefix = f"event: {event}\n" if event else ""
-        out.append(f"{prefix}data: {data}\n\n")
-    return "".join(out).encode()
-
-
-def chunk(**delta: object) -> dict[str, object]:
-    finish = delta.pop("finish_reason", None)
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "model": "m",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
 
 
 def test_detects_each_core_provider_from_bytes() -> None:
@@ -68,7 +46,7 @@ def test_detects_from_url_hint() -> None:
 
 
 def test_unknown_provider_says_what_was_seen() -> None:
-    body = sse(*({"hello": i} for i in range(10)))
+    body = sse_of(*({"hello": i} for i in range(10)))
     with pytest.raises(UnknownProviderError) as info:
         StreamNormalizer().feed(body)
     assert "hello" in info.value.seen
@@ -77,7 +55,7 @@ def test_unknown_provider_says_what_was_seen() -> None:
 
 def test_unknown_provider_at_close() -> None:
     normalizer = StreamNormalizer()
-    normalizer.feed(sse({"hello": 1}))
+    normalizer.feed(sse_of({"hello": 1}))
     with pytest.raises(UnknownProviderError):
         normalizer.close()
 
@@ -93,7 +71,7 @@ def test_empty_stream_is_incomplete() -> None:
 
 
 def test_error_payload_before_detection_is_a_provider_error() -> None:
-    body = sse(
+    body = sse_of(
         {"error": {"message": "Rate limit reached", "type": "rate_limit_exceeded", "code": 429}}
     )
     outcome = run_chunks([body])
@@ -104,7 +82,7 @@ def test_error_payload_before_detection_is_a_provider_error() -> None:
 
 
 def test_non_json_frame_is_malformed_with_offset_and_snippet() -> None:
-    good = sse(chunk(content="Hi"))
+    good = sse_of(chat_chunk(content="Hi"))
     bad = b"data: {not json\n\n"
     outcome = run_chunks([good + bad], provider="openai")
     assert isinstance(outcome.error, MalformedStreamError)
@@ -115,8 +93,12 @@ def test_non_json_frame_is_malformed_with_offset_and_snippet() -> None:
 
 
 def test_keepalive_payloads_are_ignored() -> None:
-    body = sse(
-        chunk(content="a"), "ping", "KEEP-ALIVE", chunk(content="b", finish_reason="stop"), "[DONE]"
+    body = sse_of(
+        chat_chunk(content="a"),
+        "ping",
+        "KEEP-ALIVE",
+        chat_chunk(content="b", finish_reason="stop"),
+        "[DONE]",
     )
     outcome = run_chunks([body], provider="openai")
     assert outcome.error is None
@@ -126,7 +108,7 @@ def test_keepalive_payloads_are_ignored() -> None:
 
 def test_wrong_shape_is_malformed() -> None:
     outcome = run_chunks(
-        [sse({"choices": "nope", "object": "chat.completion.chunk"})], provider="openai"
+        [sse_of({"choices": "nope", "object": "chat.completion.chunk"})], provider="openai"
     )
     assert isinstance(outcome.error, MalformedStreamError)
     assert "choices" in str(outcome.error)
@@ -137,7 +119,7 @@ def test_normalizer_is_terminal_after_an_error() -> None:
     with pytest.raises(MalformedStreamError):
         normalizer.feed(b"data: nope\n\n")
     with pytest.raises(LaminateError, match="failed earlier") as info:
-        normalizer.feed(sse(chunk(content="x")))
+        normalizer.feed(sse_of(chat_chunk(content="x")))
     assert isinstance(info.value.__cause__, MalformedStreamError)
     with pytest.raises(LaminateError, match="failed earlier"):
         normalizer.close()
@@ -145,7 +127,7 @@ def test_normalizer_is_terminal_after_an_error() -> None:
 
 def test_closed_normalizer_refuses_more() -> None:
     normalizer = StreamNormalizer("openai")
-    normalizer.feed(sse(chunk(content="x", finish_reason="stop")))
+    normalizer.feed(sse_of(chat_chunk(content="x", finish_reason="stop")))
     normalizer.close()
     with pytest.raises(LaminateError, match="closed"):
         normalizer.feed(b"data: [DONE]\n\n")
@@ -153,7 +135,7 @@ def test_closed_normalizer_refuses_more() -> None:
 
 def test_events_before_an_error_are_returned_then_the_error_raises() -> None:
     normalizer = StreamNormalizer("openai")
-    events = normalizer.feed(sse(chunk(content="Hello")) + b"data: {broken\n\n")
+    events = normalizer.feed(sse_of(chat_chunk(content="Hello")) + b"data: {broken\n\n")
     assert [type(e) for e in events] == [ResponseStart, BlockStart, TextDelta]
     with pytest.raises(MalformedStreamError) as info:
         normalizer.close()
@@ -161,109 +143,32 @@ def test_events_before_an_error_are_returned_then_the_error_raises() -> None:
     assert info.value.partial.text() == "Hello"
 
 
-def test_tool_call_is_not_finalized_because_its_buffer_parses() -> None:
-    normalizer = StreamNormalizer("openai")
-    opener = {
-        "index": 0,
-        "id": "call_a",
-        "type": "function",
-        "function": {"name": "f", "arguments": ""},
-    }
-    events = normalizer.feed(
-        sse(
-            chunk(tool_calls=[opener]),
-            chunk(tool_calls=[{"index": 0, "function": {"arguments": "{}"}}]),
-        )
-    )
-    assert not any(isinstance(e, BlockEnd) for e in events)
-    with pytest.raises(IncompleteStreamError) as info:
-        normalizer.close()
-    partial = info.value.partial
-    assert partial is not None
-    assert partial.tool_uses() == []
-    block = partial.content[0]
-    assert isinstance(block, InvalidToolUse)
-    assert block.raw_input == "{}"
-    assert "unfinished" in block.reason
-
-
-def test_arguments_that_are_not_an_object_are_invalid() -> None:
-    opener = {"index": 0, "id": "call_a", "function": {"name": "f", "arguments": "[1, 2]"}}
-    outcome = run_chunks(
-        [sse(chunk(tool_calls=[opener]), chunk(finish_reason="tool_calls"), "[DONE]")]
-    )
-    assert outcome.response is not None
-    block = outcome.response.content[0]
-    assert isinstance(block, InvalidToolUse)
-    assert block.raw_input == "[1, 2]"
-    assert "not an object" in block.reason
-    assert not outcome.response.has_tool_use()
-
-
-def test_empty_arguments_mean_no_arguments() -> None:
-    opener = {"index": 0, "id": "call_a", "function": {"name": "now", "arguments": ""}}
-    outcome = run_chunks(
-        [sse(chunk(tool_calls=[opener]), chunk(finish_reason="tool_calls"), "[DONE]")]
-    )
-    assert outcome.response is not None
-    assert outcome.response.tool_uses() == [
-        ToolUse("call_a", "now", outcome.response.tool_uses()[0].input)
-    ]
-    assert outcome.response.tool_uses()[0].input.value == {}
-
-
-def test_tool_ids_are_never_empty_or_repeated() -> None:
-    calls = [
-        {"index": 0, "id": "", "function": {"name": "a", "arguments": "{}"}},
-        {"index": 1, "id": "dup", "function": {"name": "b", "arguments": "{}"}},
-        {"index": 2, "id": "dup", "function": {"name": "c", "arguments": "{}"}},
-    ]
-    outcome = run_chunks(
-        [sse(chunk(tool_calls=calls), chunk(finish_reason="tool_calls"), "[DONE]")]
-    )
-    assert outcome.response is not None
-    ids = [t.id for t in outcome.response.tool_uses()]
-    assert all(ids)
-    assert len(set(ids)) == 3
-    assert ids[1] == "dup"
-
-
 def test_complete_after_finish_reason_without_done_marker() -> None:
-    outcome = run_chunks([sse(chunk(content="ok", finish_reason="stop"))], provider="openai")
+    outcome = run_chunks(
+        [sse_of(chat_chunk(content="ok", finish_reason="stop"))], provider="openai"
+    )
     assert outcome.error is None
     assert isinstance(outcome.events[-1], ResponseDone)
     assert outcome.events[-1].response.stop_reason == StopReason.END_TURN
 
 
 def test_frames_after_the_terminal_event_are_ignored() -> None:
-    body = sse(chunk(content="ok", finish_reason="stop"), "[DONE]", chunk(content="late"))
+    body = sse_of(
+        chat_chunk(content="ok", finish_reason="stop"), "[DONE]", chat_chunk(content="late")
+    )
     outcome = run_chunks([body], provider="openai")
     assert outcome.response is not None
     assert outcome.response.text() == "ok"
 
 
 def test_frame_cap() -> None:
-    body = sse(chunk(content="x" * 5000))
+    body = sse_of(chat_chunk(content="x" * 5000))
     outcome = run_chunks([body], provider="openai", max_frame_size=1000)
     assert isinstance(outcome.error, MalformedStreamError)
 
 
-def test_tool_input_cap() -> None:
-    opener = {"index": 0, "id": "c", "function": {"name": "f", "arguments": '{"a": "'}}
-    more = [
-        chunk(tool_calls=[{"index": 0, "function": {"arguments": "y" * 100}}]) for _ in range(20)
-    ]
-    outcome = run_chunks(
-        [sse(chunk(tool_calls=[opener]), *more)], provider="openai", max_tool_input_size=1000
-    )
-    assert isinstance(outcome.error, MalformedStreamError)
-    assert "max_tool_input_size" in str(outcome.error)
-    assert outcome.error.partial is not None
-    assert isinstance(outcome.error.partial.content[0], InvalidToolUse)
-
-
 def test_keep_raw() -> None:
-    body = sse(chunk(content="a"), chunk(finish_reason="stop"), "[DONE]")
+    body = sse_of(chat_chunk(content="a"), chat_chunk(finish_reason="stop"), "[DONE]")
     plain = run_chunks([body], provider="openai").response
     raw = run_chunks([body], provider="openai", keep_raw=True).response
     assert plain is not None
@@ -274,21 +179,11 @@ def test_keep_raw() -> None:
 
 
 def test_str_chunks_equal_bytes() -> None:
-    body = sse(chunk(content="é😀\u2028"), chunk(finish_reason="stop"), "[DONE]")
+    body = sse_of(chat_chunk(content="é😀\u2028"), chat_chunk(finish_reason="stop"), "[DONE]")
     a = run_chunks([body]).events
     b = StreamNormalizer()
     events = b.feed(body.decode()) + b.close()
     assert events == a
-
-
-def test_tool_input_delta_events_carry_fragments() -> None:
-    opener = {"index": 0, "id": "c", "function": {"name": "f", "arguments": '{"a"'}}
-    body = sse(
-        chunk(tool_calls=[opener]),
-        chunk(tool_calls=[{"index": 0, "function": {"arguments": ": 1}"}}]),
-    )
-    events = StreamNormalizer("openai").feed(body)
-    assert [e.fragment for e in events if isinstance(e, ToolInputDelta)] == ['{"a"', ": 1}"]
 
 
 CORPUS = [f.path.read_bytes() for f in stream_fixtures()]
@@ -322,7 +217,7 @@ def test_mutated_fixtures_raise_only_laminate_errors(
 
 
 def test_flat_error_event_before_detection() -> None:
-    body = sse({"type": "error", "code": "server_error", "message": "boom"}, event="error")
+    body = sse_of({"type": "error", "code": "server_error", "message": "boom"}, event="error")
     outcome = run_chunks([body])
     assert isinstance(outcome.error, ProviderError)
     assert outcome.error.error_type == "server_error"
@@ -330,19 +225,8 @@ def test_flat_error_event_before_detection() -> None:
     assert outcome.error.message == "boom"
 
 
-def test_open_tool_call_at_content_filter_is_cut_off() -> None:
-    opener = {"index": 0, "id": "c", "function": {"name": "f", "arguments": "{}"}}
-    body = sse(chunk(tool_calls=[opener]), chunk(finish_reason="content_filter"), "[DONE]")
-    outcome = run_chunks([body])
-    assert outcome.response is not None
-    block = outcome.response.content[0]
-    assert isinstance(block, InvalidToolUse)
-    assert "content_filter" in block.reason
-    assert outcome.response.stop_reason == StopReason.CONTENT_FILTER
-
-
 def test_bytes_after_the_terminal_event_are_not_read() -> None:
-    done = sse(chunk(content="ok", finish_reason="stop"), "[DONE]")
+    done = sse_of(chat_chunk(content="ok", finish_reason="stop"), "[DONE]")
     outcome = run_chunks([done, b"\xff\xfe garbage without end"], provider="openai")
     assert outcome.error is None
     assert outcome.response is not None
@@ -398,26 +282,3 @@ def test_an_ndjson_stream_whose_later_line_breaks_is_malformed() -> None:
     outcome = run_chunks([line + b"{broken\n"])
     assert isinstance(outcome.error, MalformedStreamError)
     assert outcome.error.offset == len(line)
-
-
-def test_a_call_that_never_got_a_name_is_invalid() -> None:
-    opener = {"index": 0, "id": "c", "function": {"arguments": "{}"}}
-    outcome = run_chunks(
-        [sse(chunk(tool_calls=[opener]), chunk(finish_reason="tool_calls"), "[DONE]")]
-    )
-    assert outcome.response is not None
-    block = outcome.response.content[0]
-    assert isinstance(block, InvalidToolUse)
-    assert "name" in block.reason
-    assert outcome.response.tool_uses() == []
-
-
-def test_nan_in_arguments_is_not_json() -> None:
-    opener = {"index": 0, "id": "c", "function": {"name": "f", "arguments": '{"x": NaN}'}}
-    outcome = run_chunks(
-        [sse(chunk(tool_calls=[opener]), chunk(finish_reason="tool_calls"), "[DONE]")]
-    )
-    assert outcome.response is not None
-    block = outcome.response.content[0]
-    assert isinstance(block, InvalidToolUse)
-    assert "NaN" in block.reason
