@@ -11,7 +11,7 @@ from laminate import (
     IncompleteStreamError,
     StreamNormalizer,
 )
-from laminate._framing.lines import SSEDecoder
+from laminate._framing.sse import SSEDecoder
 
 from .support import FIXTURES, run_chunks
 

@@ -19,7 +19,9 @@ from .eventstream import (
     is_prelude,
 )
 from .jsonarray import JSONArrayDecoder
-from .lines import Batch, Frame, NDJSONDecoder, SSEDecoder
+from .lines import Batch, Frame
+from .ndjson import NDJSONDecoder
+from .sse import SSEDecoder
 
 __all__ = [
     "PRELUDE_SIZE",
