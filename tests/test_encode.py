@@ -152,11 +152,7 @@ def expected_stop(response: NormalizedResponse, target: str, form: Form) -> str 
     if kind is None:  # an unknown value is written as sent: the target may know it
         named = carried.stop_reasons.get(response.stop_reason.raw)
         kind = named.kind if named is not None else None
-    kept = (
-        form == "body"
-        and kind in carried.body_stop_kinds
-        and bool(response.text())
-    )
+    kept = form == "body" and kind in carried.body_stop_kinds and bool(response.text())
     if kind in carried.stop_lost and not kept:
         kind = carried.stop_lost[kind]
     has_calls = bool(calls_of(response, target, form))
