@@ -9,6 +9,13 @@
 
 Each client's final message must hold the source answer's text, reasoning and tool calls
 (ids, names, arguments) and its stop reason.
+
+Complete bodies (``encode_response``) of every API with a writer are read by that API's
+own client the way it reads an answer: the openai, anthropic and cohere SDKs' model
+construction, google-genai's and ollama's validated models, botocore's REST-JSON parser
+for ``converse()`` (every third answer, as for the streams; laminate's own reader reads
+every body back in test_encode). Each must give the answer's text and valid tool calls,
+and a stop value in the client's own vocabulary whenever the target names the stop's kind.
 """
 
 from __future__ import annotations
@@ -16,11 +23,13 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import typing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import laminate
 from laminate import (
     InvalidToolUse,
     NormalizedResponse,
@@ -34,7 +43,7 @@ from laminate._encode.ai_sdk import FINISH_REASONS
 from laminate._framing import SSEDecoder
 
 from .support import FIXTURES
-from .test_encode import SOURCES, encode, events_of
+from .test_encode import SOURCES, WRITERS, carries, encode, events_of, expected_stop
 
 AI_SDK = Path(__file__).resolve().parent / "ai_sdk"
 COMPLETE = [s for s in SOURCES if events_of(s) is not None]
@@ -256,16 +265,22 @@ def test_openai_sdk_stream_state_reads_chat_chunks(source: Any) -> None:
     assert got == wanted
 
 
-@pytest.mark.parametrize("source", SAMPLE, ids=[s.name for s in SAMPLE])
+# Arguments that are not JSON are written as received; the anthropic SDK refuses them.
+JSON_ARGUMENTS = [
+    s
+    for s in SAMPLE
+    if not any(
+        isinstance(b, InvalidToolUse) and "not valid JSON" in b.reason for b in answer(s).content
+    )
+]
+
+
+@pytest.mark.parametrize("source", JSON_ARGUMENTS, ids=[s.name for s in JSON_ARGUMENTS])
 def test_anthropic_sdk_accumulator_reads_messages_events(source: Any) -> None:
     messages = pytest.importorskip("anthropic.lib.streaming._messages")
     event_type = pytest.importorskip("anthropic.types").RawMessageStreamEvent
     construct = pytest.importorskip("anthropic._models").construct_type
     response = answer(source)
-    if any(
-        isinstance(b, InvalidToolUse) and "not valid JSON" in b.reason for b in response.content
-    ):
-        pytest.skip("arguments that are not JSON are written as received; this SDK refuses them")
     snapshot: Any = None
     buffers: dict[int, bytes] = {}
     for _, payload in frames(encode(events_of(source) or [], "anthropic")):
@@ -383,3 +398,168 @@ def test_the_sdks_read_citations_written_back_to_their_api(provider: str, fixtur
             for citation in block.citations or []
         ]
     assert got == cited
+
+
+# -- complete bodies, read by each API's own client --------------------------------------------
+
+# What a client read of a body: (text, calls as (id, name, arguments), stop value), and the
+# stop values the client knows (empty: it takes any string).
+Read = tuple[str, list[tuple[Any, ...]], Any]
+
+
+def _arguments(text: str) -> Any:
+    """A call's arguments as its client's caller parses them (text that is not JSON: as
+    it is, for the comparison to leave it out)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _openai_body(body: dict[str, Any]) -> tuple[Read, set[str]]:
+    chat = pytest.importorskip("openai.types.chat")
+    construct = pytest.importorskip("openai._models").construct_type
+    completion = construct(type_=chat.ChatCompletion, value=body)
+    choice = completion.choices[0]
+    calls = [
+        (c.id, c.function.name, _arguments(c.function.arguments))
+        for c in choice.message.tool_calls or []
+    ]
+    known = typing.get_args(chat.chat_completion.Choice.model_fields["finish_reason"].annotation)
+    return (choice.message.content or "", calls, choice.finish_reason), set(known)
+
+
+def _responses_body(body: dict[str, Any]) -> tuple[Read, set[str]]:
+    responses = pytest.importorskip("openai.types.responses")
+    construct = pytest.importorskip("openai._models").construct_type
+    response = construct(type_=responses.Response, value=body)
+    text = "".join(
+        part.text if part.type == "output_text" else part.refusal
+        for item in response.output
+        if item.type == "message"
+        for part in item.content
+    )
+    calls = [
+        (item.call_id, item.name, _arguments(item.arguments))
+        for item in response.output
+        if item.type == "function_call"
+    ]
+    (status,) = typing.get_args(responses.Response.model_fields["status"].annotation)[:1]
+    return (text, calls, response.status), set(typing.get_args(status))
+
+
+def _anthropic_body(body: dict[str, Any]) -> tuple[Read, set[str]]:
+    types = pytest.importorskip("anthropic.types")
+    construct = pytest.importorskip("anthropic._models").construct_type
+    message = construct(type_=types.Message, value=body)
+    text = "".join(b.text for b in message.content if b.type == "text")
+    calls = [(b.id, b.name, b.input) for b in message.content if b.type == "tool_use"]
+    return (text, calls, message.stop_reason), set(typing.get_args(types.StopReason))
+
+
+def _ollama_body(body: dict[str, Any]) -> tuple[Read, set[str]]:
+    ollama = pytest.importorskip("ollama")
+    response = ollama.ChatResponse.model_validate(body)
+    calls = [
+        (call.function.name, dict(call.function.arguments))
+        for call in response.message.tool_calls or []
+    ]
+    return (response.message.content or "", calls, response.done_reason), set()
+
+
+def _gemini_body(body: dict[str, Any]) -> tuple[Read, set[str]]:
+    types = pytest.importorskip("google.genai.types")
+    response = types.GenerateContentResponse.model_validate(body)
+    candidate = (response.candidates or [])[0]
+    parts = candidate.content.parts or [] if candidate.content is not None else []
+    text = "".join(p.text or "" for p in parts if not p.thought)
+    calls = [
+        (p.function_call.id, p.function_call.name, p.function_call.args)
+        for p in parts
+        if p.function_call is not None
+    ]
+    known = {reason.value for reason in types.FinishReason}
+    finish = candidate.finish_reason
+    return (text, calls, getattr(finish, "value", finish)), known
+
+
+def _cohere_body(body: dict[str, Any]) -> tuple[Read, set[str]]:
+    cohere = pytest.importorskip("cohere")
+    construct = pytest.importorskip("cohere.core.unchecked_base_model").construct_type
+    response = construct(type_=cohere.ChatResponse, object_=body)
+    message = response.message
+    text = "".join(item.text for item in message.content or [] if item.type == "text")
+    calls = [
+        (call.id, call.function.name, _arguments(call.function.arguments))
+        for call in message.tool_calls or []
+    ]
+    (finish,) = typing.get_args(cohere.ChatFinishReason)[:1]
+    return (text, calls, response.finish_reason), set(typing.get_args(finish))
+
+
+def _bedrock_body(body: dict[str, Any]) -> tuple[Read, set[str]]:
+    session = pytest.importorskip("botocore.session").get_session()
+    parsers = pytest.importorskip("botocore.parsers")
+    model = session.get_service_model("bedrock-runtime")
+    shape = model.operation_model("Converse").output_shape
+    raw = {"body": json.dumps(body).encode(), "headers": {}, "status_code": 200}
+    output = parsers.create_parser(model.protocol).parse(raw, shape)
+    content = output["output"]["message"]["content"]
+    text = "".join(
+        piece["text"]
+        for item in content
+        for piece in item.get("citationsContent", {}).get("content", [item])
+        if "text" in piece
+    )
+    calls = [
+        (item["toolUse"]["toolUseId"], item["toolUse"]["name"], item["toolUse"]["input"])
+        for item in content
+        if "toolUse" in item
+    ]
+    return (text, calls, output["stopReason"]), set(shape.members["stopReason"].enum)
+
+
+BODY_CLIENTS = {
+    "openai": _openai_body,
+    "openai-responses": _responses_body,
+    "anthropic": _anthropic_body,
+    "ollama": _ollama_body,
+    "gemini": _gemini_body,
+    "cohere": _cohere_body,
+    "bedrock": _bedrock_body,
+}
+
+
+def test_every_writer_has_a_body_client() -> None:
+    assert set(BODY_CLIENTS) == set(WRITERS)
+
+
+def _body_cases() -> list[Any]:
+    return [
+        pytest.param(source, target, id=f"{source.name}->{target}")
+        for source in SAMPLE
+        for target in WRITERS
+    ]
+
+
+@pytest.mark.parametrize(("source", "target"), _body_cases())
+def test_each_api_client_reads_its_complete_bodies(source: Any, target: str) -> None:
+    response = answer(source)
+    body = json.loads(json.dumps(laminate.encode_response(response, target)))
+    try:
+        (text, calls, stop), known = BODY_CLIENTS[target](body)
+    except ValueError:
+        # A stop value the API itself sent and does not know goes back as it was: a
+        # client that checks its vocabulary refuses it, as it refused the original.
+        assert response.provider == target, source.name
+        assert response.stop_reason.is_unknown, source.name
+        return
+    assert text == response.text()
+    wanted: list[tuple[Any, ...]] = list(_calls(response))
+    if not carries(target).call_ids:
+        wanted = [call[1:] for call in wanted]
+    valid = {json.dumps(call, sort_keys=True) for call in wanted}
+    assert [c for c in calls if json.dumps(c, sort_keys=True) in valid] == wanted
+    assert isinstance(stop, str)
+    if known and expected_stop(response, target, "body") is not None:
+        assert stop in known, (response.stop_reason, stop)
