@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..._core.response import NormalizedResponse
+from ..._core.response import NormalizedResponse, ToolUse
 from ..shapes import (
+    ToolCall,
     arguments_text,
     calls,
     copy_value,
     described,
     flagged,
+    is_custom,
     reasoning_text,
 )
 from ..spec import Message, ToolDefinition, ToolOutcome
@@ -19,6 +21,9 @@ __all__ = ["assistant", "results", "tool"]
 
 
 def tool(tool: ToolDefinition) -> Message:
+    if tool.input_format is not None:  # a custom (free-form) tool
+        custom = {"name": tool.name, **described(tool), "format": copy_value(tool.input_format)}
+        return {"type": "custom", "custom": custom}
     function = {"name": tool.name, **described(tool), "parameters": copy_value(tool.parameters)}
     if tool.strict:
         function["strict"] = True
@@ -34,15 +39,19 @@ def assistant(response: NormalizedResponse, reasoning_field: str | None) -> Mess
         if reasoning:
             message[reasoning_field] = reasoning
     if tool_calls:
-        message["tool_calls"] = [
-            {
-                "id": call.id,
-                "type": "function",
-                "function": {"name": call.name, "arguments": arguments_text(call)},
-            }
-            for call in tool_calls
-        ]
+        message["tool_calls"] = [_call(call) for call in tool_calls]
     return message
+
+
+def _call(call: ToolCall) -> Message:
+    if isinstance(call, ToolUse) and is_custom(call):
+        custom = {"name": call.name, "input": call.input.value}
+        return {"id": call.id, "type": "custom", "custom": custom}
+    return {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": arguments_text(call)},
+    }
 
 
 def results(results: Sequence[ToolOutcome]) -> list[Message]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import (
@@ -11,6 +12,7 @@ from ..shapes import (
     copy_value,
     described,
     flagged,
+    is_custom,
 )
 from ..spec import Message, ToolDefinition, ToolOutcome
 
@@ -18,6 +20,13 @@ __all__ = ["assistant", "first_request", "results", "tool"]
 
 
 def tool(tool: ToolDefinition) -> Message:
+    if tool.input_format is not None:  # a custom (free-form) tool
+        return {
+            "type": "custom",
+            "name": tool.name,
+            **described(tool),
+            "format": _flat_format(tool.input_format),
+        }
     # ``strict`` defaults to true in this API, which would reject an ordinary schema
     # (optional properties): say which one it is.
     return {
@@ -38,6 +47,15 @@ def assistant(response: NormalizedResponse, reasoning_field: str | None) -> list
                 items.append(_responses_reasoning(block))
             case Text(text=text) if text:
                 items.append({"type": "message", "role": "assistant", "content": text})
+            case ToolUse(id=call_id, name=name, input=text) if is_custom(block):
+                items.append(
+                    {
+                        "type": "custom_tool_call",
+                        "call_id": call_id,
+                        "name": name,
+                        "input": text.value,
+                    }
+                )
             case ToolUse() | InvalidToolUse():
                 items.append(
                     {
@@ -69,9 +87,23 @@ def _responses_reasoning(block: Reasoning) -> Message:
 
 def results(results: Sequence[ToolOutcome]) -> list[Message]:
     return [
-        {"type": "function_call_output", "call_id": r.call_id, "output": flagged(r)}
+        {
+            "type": "custom_tool_call_output" if r.kind == "custom" else "function_call_output",
+            "call_id": r.call_id,
+            "output": flagged(r),
+        }
         for r in results
     ]
+
+
+def _flat_format(input_format: dict[str, Any]) -> dict[str, Any]:
+    """This API spells a grammar's fields beside its type (``{"type": "grammar",
+    "syntax", "definition"}``); Chat Completions nests them in ``grammar``."""
+    grammar = input_format.get("grammar")
+    if input_format.get("type") == "grammar" and isinstance(grammar, dict):
+        return {"type": "grammar", **copy_value(grammar)}
+    copied: dict[str, Any] = copy_value(input_format)
+    return copied
 
 
 def first_request(model: str, prompt: str, tools: list[Message]) -> Message:
