@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 REAL_STREAMS = ROOT.parent / "shared" / "real-streams"
 REAL_STREAMS_2 = ROOT.parent / "shared" / "real-streams-2"
+REAL_STREAMS_3 = ROOT.parent / "shared" / "real-streams-3"
 # A streamed JSON array (Gemini without alt=sse) is named `<name>.stream.json`, so it is
 # not taken for an `.expected.json` or `.body.json` file.
 STREAM_SUFFIXES = (".sse", ".ndjson", ".eventstream", ".stream.json")
@@ -28,6 +29,10 @@ needs_real_streams = pytest.mark.skipif(
 needs_real_streams_2 = pytest.mark.skipif(
     not REAL_STREAMS_2.is_dir(),
     reason="the shared recordings ../shared/real-streams-2 are not beside this clone",
+)
+needs_real_streams_3 = pytest.mark.skipif(
+    not REAL_STREAMS_3.is_dir(),
+    reason="the shared recordings ../shared/real-streams-3 are not beside this clone",
 )
 
 

@@ -23,6 +23,7 @@ from laminate import (
     ResponseDone,
     ResponseStart,
     StopReason,
+    StringDelta,
     Text,
     TextDelta,
     ToolInputDelta,
@@ -308,15 +309,73 @@ def test_call_cut_off_by_max_output_tokens_is_invalid_even_if_it_parses() -> Non
     assert "token limit" in block.reason
 
 
-def test_custom_tool_call_is_unknown_but_stops_for_tool_use() -> None:
+def test_custom_tool_call_is_a_custom_tool_use() -> None:
     item = {"type": "custom_tool_call", "call_id": "call_c", "name": "shell", "input": "ls -la"}
     outcome = run(created(), added(0, **item), done(0, **item), completed())
     response = final(outcome)
     (block,) = response.content
-    assert isinstance(block, Unknown)
-    assert block.block_type == "custom_tool_call"
-    assert block.data.value == {"call_id": "call_c", "name": "shell", "input": "ls -la"}
+    assert block == ToolUse("call_c", "shell", FlexValue("ls -la"), kind="custom")
+    assert response.tool_uses() == [block]
     assert response.stop_reason == StopReason.TOOL_USE
+
+
+def custom_delta(index: int, delta: str) -> dict[str, Any]:
+    return {
+        "type": "response.custom_tool_call_input.delta",
+        "output_index": index,
+        "item_id": "ctc_1",
+        "delta": delta,
+    }
+
+
+def test_custom_tool_call_input_streams_as_text_fragments() -> None:
+    """A free-form call's input is text, not JSON: each delta is a fragment of the one
+    string at the path ``()``, finished only by the item's end."""
+    opened = {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_c", "name": "shell"}
+    text = 'grep -n "a\\u00e9" {x} | head'
+    outcome = run(
+        created(),
+        added(0, **opened, input=""),
+        custom_delta(0, text[:9]),
+        custom_delta(0, text[9:]),
+        {"type": "response.custom_tool_call_input.done", "output_index": 0, "input": text},
+        done(0, **opened, input=text),
+        completed(),
+    )
+    starts = [e for e in outcome.events if isinstance(e, BlockStart)]
+    assert starts == [BlockStart(0, ToolUse("call_c", "shell", FlexValue(""), kind="custom"))]
+    deltas = [e for e in outcome.events if isinstance(e, ToolInputDelta)]
+    assert [d.fragment for d in deltas] == [text[:9], text[9:]]  # the done repeats nothing
+    assert [d.string_deltas for d in deltas] == [
+        (StringDelta((), text[:9]),),
+        (StringDelta((), text[9:]),),
+    ]
+    assert [d.partial.value for d in deltas] == [text[:9], text]
+    assert not any(d.is_complete() for d in deltas)
+    assert all(d.invalid is None for d in deltas)
+    (block,) = final(outcome).content
+    assert block == ToolUse("call_c", "shell", FlexValue(text), kind="custom")
+
+
+def test_custom_tool_call_cut_by_the_limit_is_invalid() -> None:
+    opened = {"type": "custom_tool_call", "call_id": "call_c", "name": "shell"}
+    outcome = run(
+        created(),
+        added(0, **opened, input=""),
+        custom_delta(0, "ls -"),
+        {
+            "type": "response.incomplete",
+            "response": {
+                "id": "resp_1",
+                "status": "incomplete",
+                "incomplete_details": {"reason": "max_output_tokens"},
+                "output": [],
+            },
+        },
+    )
+    (block,) = final(outcome).content
+    assert isinstance(block, InvalidToolUse)
+    assert block.raw_input == "ls -"
 
 
 # -- reasoning --------------------------------------------------------------------------------

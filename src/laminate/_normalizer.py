@@ -281,6 +281,9 @@ class StreamNormalizer:
         if asm.done:
             return
         if self._handler is None:
+            if not self._held and self._frame is None and self._tail.blank():
+                # White space only (a body's leading keep-alive lines): cut before it began.
+                raise IncompleteStreamError("the stream ended before its first frame")
             if all(_is_ping(frame, obj) for frame, obj in self._held) and (
                 self._held or self._tail.cut_in_first_frame()
             ):

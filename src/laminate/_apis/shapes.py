@@ -11,6 +11,7 @@ from .._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Tool
 from .spec import ToolDefinition, ToolOutcome
 
 __all__ = [
+    "CUSTOM_INPUT",
     "ERROR_PREFIX",
     "ToolCall",
     "arguments_object",
@@ -21,6 +22,7 @@ __all__ = [
     "counts",
     "described",
     "flagged",
+    "is_custom",
     "reasoning_text",
 ]
 
@@ -39,17 +41,34 @@ def calls(response: NormalizedResponse) -> list[ToolCall]:
     return [b for b in response.content if isinstance(b, ToolUse | InvalidToolUse)]
 
 
+#: The one string parameter a custom (free-form) tool has in an API without such tools.
+CUSTOM_INPUT: Final = "input"
+
+
+def is_custom(call: ToolCall) -> bool:
+    """Whether the call is a custom (free-form) tool's, its input text."""
+    return isinstance(call, ToolUse) and call.kind == "custom"
+
+
 def arguments_text(call: ToolCall) -> str:
-    """The arguments as JSON text (an invalid call's text as the model wrote it)."""
+    """The arguments as JSON text (an invalid call's text as the model wrote it; a custom
+    call's text as the one string parameter of a function)."""
     if isinstance(call, InvalidToolUse):
         return call.raw_input  # as the model wrote it: the API takes a string
-    return json.dumps(call.input.value, ensure_ascii=False, separators=(",", ":"))
+    value = {CUSTOM_INPUT: call.input.value} if is_custom(call) else call.input.value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def arguments_object(call: ToolCall) -> dict[str, Any]:
-    """The arguments as an object (``{}`` for a call whose text is not one)."""
+    """The arguments as an object (``{}`` for a call whose text is not one; a custom
+    call's text as the one string parameter of a function)."""
     # An API that wants an object cannot carry text that is not one.
-    return {} if isinstance(call, InvalidToolUse) else copy_value(call.input.value)
+    if isinstance(call, InvalidToolUse):
+        return {}
+    if is_custom(call):
+        return {CUSTOM_INPUT: call.input.value}
+    arguments: dict[str, Any] = copy_value(call.input.value)
+    return arguments
 
 
 def reasoning_text(response: NormalizedResponse) -> str:

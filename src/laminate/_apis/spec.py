@@ -59,6 +59,11 @@ class ToolDefinition(Protocol):
     def parameters(self) -> dict[str, Any]: ...
     @property
     def strict(self) -> bool: ...
+    @property
+    def input_format(self) -> dict[str, Any] | None:
+        """A custom (free-form) tool's input format (``{"type": "text"}``, or a grammar);
+        ``None`` for a function tool. The OpenAI APIs declare such a tool as custom;
+        the others as a function of one string parameter, ``parameters``."""
 
 
 class ToolOutcome(Protocol):
@@ -73,6 +78,9 @@ class ToolOutcome(Protocol):
     def output(self) -> str: ...
     @property
     def ok(self) -> bool: ...
+    @property
+    def kind(self) -> str:
+        """The kind of the call it answers: ``"function"``, or ``"custom"``."""
 
 
 def _never(*_: Any) -> bool:

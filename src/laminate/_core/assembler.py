@@ -41,7 +41,7 @@ from .events import (
     tool_input_delta,
 )
 from .flex import FlexValue
-from .partial_json import _BLOCK, ArgumentsView
+from .partial_json import _BLOCK, ArgumentsView, TextView
 from .response import (
     ContentBlock,
     InvalidToolUse,
@@ -129,6 +129,7 @@ class _Block:
 
     __slots__ = (
         "chunks",
+        "custom",
         "data",
         "id",
         "id_given",
@@ -153,6 +154,7 @@ class _Block:
         self.signature: list[str] | None = None
         self.redacted = False
         self.view: ArgumentsView | None = None
+        self.custom = False  # a custom tool call: its input is text, not JSON
         self.size = 0
         self.data: dict[str, Any] | None = None
 
@@ -176,6 +178,8 @@ class _Block:
         raw = self.text()
         if not self.name:
             return InvalidToolUse(self.id, self.name, raw, "the provider never named the tool")
+        if self.custom:
+            return ToolUse(self.id, self.name, FlexValue(raw), self._signature(), "custom")
         args, reason = finalize_tool_input(raw)
         if args is None:
             return InvalidToolUse(self.id, self.name, raw, reason)
@@ -499,17 +503,23 @@ class Assembler:
         self._check_kind(block, _TOOL)
         block.signature = [signature]
 
-    def tool_start(self, key: Hashable, id: str, name: str) -> None:
-        """Open a tool call. An empty or repeated id is replaced by a stable generated one."""
+    def tool_start(self, key: Hashable, id: str, name: str, *, custom: bool = False) -> None:
+        """Open a tool call. An empty or repeated id is replaced by a stable generated one.
+
+        A ``custom`` call (a free-form tool) takes text, not JSON: it ends as a
+        ``ToolUse`` of kind ``"custom"`` whose input is that text."""
         if key in self._open:
             self._tool_identity(self._open[key], id, name)
             return
         block = self._new_block(key, _TOOL)
-        block.view = ArgumentsView()
+        block.view = TextView() if custom else ArgumentsView()
+        block.custom = custom
         block.name = name
         block.id_given = bool(id)
         block.id = self._unique_tool_id(id, block.index)
-        self.events.append(BlockStart(block.index, ToolUse(block.id, name, FlexValue({}))))
+        initial = ToolUse(block.id, name, FlexValue(""), None, "custom") if custom else None
+        start = initial or ToolUse(block.id, name, FlexValue({}))
+        self.events.append(BlockStart(block.index, start))
 
     def tool_input(self, key: Hashable, fragment: str) -> None:
         """Append raw JSON text to a tool call's arguments (or to an unknown block's input)."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from itertools import accumulate, islice
 from typing import Any, Final
 
-__all__ = ["MAX_DEPTH", "ArgumentsView", "JSONPath", "StringDelta"]
+__all__ = ["MAX_DEPTH", "ArgumentsView", "JSONPath", "StringDelta", "TextView"]
 
 JSONPath = tuple[str | int, ...]
 
@@ -628,3 +628,29 @@ class ArgumentsView:
             # stack can run out of it on deeply nested arguments) and refuses integers
             # past Python's digit limit. Nothing to show then.
             return None
+
+
+class TextView(ArgumentsView):
+    """The view of a custom (free-form) tool call's input: plain text, not JSON.
+
+    Each fragment extends the one string value at the path ``()``; the text is finished
+    only when the provider ends the call (its ``BlockEnd``), so no fragment reports it
+    complete; ``partial`` is the text so far.
+    """
+
+    __slots__ = ()
+
+    def string_deltas(self, seq: int) -> tuple[StringDelta, ...]:
+        fragment = self.fragment(seq)
+        return (_delta((), fragment),) if fragment else ()
+
+    def is_complete(self, seq: int, path: JSONPath) -> bool:
+        if not 0 <= seq < len(self):
+            raise IndexError(f"no fragment {seq} (have {len(self)})")
+        return False
+
+    def error(self, seq: int) -> str | None:
+        return None
+
+    def partial(self, seq: int) -> Any:
+        return self.text(seq + 1)

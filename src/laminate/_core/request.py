@@ -108,13 +108,16 @@ class ToolResult:
     with the result.
 
     Both spellings construct it: ``ToolResult(call_id, name, output, ok)`` and
-    ``ToolResult(tool_use_id=..., content=..., is_error=...)``.
+    ``ToolResult(tool_use_id=..., content=..., is_error=...)``. ``kind`` is the kind of the
+    call it answers (``"custom"`` for a custom tool's call), so that the result is written
+    in that call's shape.
     """
 
     tool_use_id: str
     content: str | list[ResultPart]
     is_error: bool
     name: str
+    kind: str
 
     def __init__(
         self,
@@ -122,6 +125,7 @@ class ToolResult:
         name: str = "",
         output: str | None = None,
         ok: bool | None = None,
+        kind: str = "function",
         *,
         tool_use_id: str | None = None,
         content: str | list[ResultPart] | None = None,
@@ -145,6 +149,7 @@ class ToolResult:
         object.__setattr__(self, "content", body)
         object.__setattr__(self, "is_error", failed)
         object.__setattr__(self, "name", name)
+        object.__setattr__(self, "kind", kind)
 
     @property
     def call_id(self) -> str:

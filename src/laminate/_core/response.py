@@ -158,7 +158,12 @@ class Text(_BlockMixin):
 
 @dataclass(frozen=True, slots=True)
 class ToolUse(_BlockMixin):
-    """A tool call that the provider finished and whose arguments are a JSON object."""
+    """A tool call that the provider finished and whose arguments are a JSON object.
+
+    A custom (free-form) tool call, OpenAI's ``type: "custom"`` tools, has ``kind ==
+    "custom"`` and its text as ``input`` (``input.value`` is a ``str``); every other
+    call has ``kind == "function"``.
+    """
 
     id: str
     name: str
@@ -166,6 +171,8 @@ class ToolUse(_BlockMixin):
     signature: str | None = None
     """An opaque token the provider wants back with the call (Gemini's
     ``thoughtSignature``), kept byte for byte."""
+    kind: str = "function"
+    """``"function"`` (JSON arguments) or ``"custom"`` (free-form text)."""
 
     def as_tool_use(self) -> tuple[str, str, FlexValue] | None:
         return (self.id, self.name, self.input)

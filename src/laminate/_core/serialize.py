@@ -54,8 +54,10 @@ def block_to_dict(block: ContentBlock) -> dict[str, Any]:
             # The signature key is there only when a provider sent one (Gemini).
             out = {"type": "text", "text": text}
             return out if signature is None else {**out, "signature": signature}
-        case ToolUse(id, name, input, signature):
+        case ToolUse(id, name, input, signature, kind):
             call = {"type": "tool_use", "id": id, "name": name, "input": input.value}
+            if kind != "function":  # a custom call's text: the key only where it matters
+                call["kind"] = kind
             return call if signature is None else {**call, "signature": signature}
         case InvalidToolUse(id, name, raw_input, reason):
             return {
@@ -151,11 +153,16 @@ def block_from_dict(data: Any) -> ContentBlock:
         case "text":
             return Text(_get(data, "text", str, what), _optional_str(data, "signature", what))
         case "tool_use":
+            call_kind = _optional_str(data, "kind", what) or "function"
+            if call_kind not in ("function", "custom"):
+                raise ValueError(f"{what}: kind must be 'function' or 'custom'")
+            arguments = _get(data, "input", str if call_kind == "custom" else dict, what)
             return ToolUse(
                 _get(data, "id", str, what),
                 _get(data, "name", str, what),
-                FlexValue(_get(data, "input", dict, what)),
+                FlexValue(arguments),
                 _optional_str(data, "signature", what),
+                call_kind,
             )
         case "invalid_tool_use":
             return InvalidToolUse(

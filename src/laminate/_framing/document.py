@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from .._core.errors import IncompleteStreamError, MalformedStreamError
+from .._core.partial_json import ArgumentsView
 
 __all__ = ["Document", "snippet"]
 
@@ -58,7 +59,7 @@ class Document:
         try:
             data = json.loads(raw)
         except (ValueError, RecursionError) as exc:
-            if _cut_short(exc):
+            if _cut_short(raw):
                 raise IncompleteStreamError(
                     "the body ended inside its JSON document"
                     + ("" if provider_known else ", before the provider could be told")
@@ -75,8 +76,19 @@ class Document:
         return data
 
 
-def _cut_short(exc: Exception) -> bool:
-    """Whether a JSON error says the text is a valid beginning that ended too soon."""
-    if not isinstance(exc, json.JSONDecodeError):
-        return False
-    return exc.msg.startswith("Unterminated string") or exc.pos >= len(exc.doc.rstrip())
+def _cut_short(raw: bytes) -> bool:
+    """Whether ``raw``, which is not one whole JSON text, is the start of one that ended
+    too soon, wherever the cut fell: inside a string, an escape (``\\u00``), a number, a
+    literal (``nul``), a character's UTF-8 bytes, or between two tokens.
+
+    Asked only once the parse failed, so the strict incremental scanner that reads tool
+    arguments tells it, not the wording of the parser's error."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.reason != "unexpected end of data":
+            return False
+        text = raw[: exc.start].decode("utf-8")  # whole characters up to the cut one
+    view = ArgumentsView()
+    view.append(text)
+    return view.error(0) is None and not view.is_complete(0, ())

@@ -126,6 +126,10 @@ class Tail:
                 self.start += body[: _TAIL - len(self.start)]
         self._line_ended = data[-1] in b"\r\n"
 
+    def blank(self) -> bool:
+        """Whether every byte so far was white space (``False`` before any byte)."""
+        return self.fed > 0 and not self.start.strip(b" \t")
+
     def cut_in_first_frame(self) -> bool:
         """Whether the last line may begin a stream whose first frame never finished: an
         SSE field (an event's ``event:`` line waits for its ``data:``), a JSON line, or a

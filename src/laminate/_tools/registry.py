@@ -35,11 +35,12 @@ import re
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 import anyio
 import anyio.to_thread
 
+from .._apis.shapes import CUSTOM_INPUT
 from .._apis.wire import tool_definitions
 from .._core.coerce import _is_pydantic_model, coerce
 from .._core.errors import ExtractError
@@ -73,6 +74,9 @@ class Tool:
     handler: Callable[..., Any]
     strict: bool = False
     spec: FunctionSpec | None = dataclasses.field(default=None, repr=False, compare=False)
+    input_format: dict[str, Any] | None = None
+    """A custom (free-form) tool's input format (see :meth:`ToolRegistry.custom_tool`);
+    ``None`` for a function tool."""
 
 
 class ToolRegistry:
@@ -146,6 +150,44 @@ class ToolRegistry:
         self._add(tool)
         return tool
 
+    def custom_tool(
+        self,
+        name: str,
+        description: str,
+        handler: Callable[[str], Any],
+        *,
+        grammar: str | None = None,
+        syntax: Literal["lark", "regex"] = "lark",
+    ) -> Tool:
+        """Register a custom (free-form) tool: the model writes its input as plain text,
+        constrained by ``grammar`` (a Lark grammar, or a regular expression with
+        ``syntax="regex"``) when one is given, and the handler gets that text as its one
+        argument.
+
+        The OpenAI APIs declare it as a custom tool (``type: "custom"``, the grammar as
+        its ``format``) and their models call it with text. The other APIs have no such
+        tools: they get a function of one required string parameter, ``input`` (the
+        grammar cannot be enforced there; say in ``description`` what the text must be),
+        and the handler gets that parameter's value.
+        """
+        if syntax not in ("lark", "regex"):
+            raise ValueError(f"syntax must be 'lark' or 'regex', not {syntax!r}")
+        if grammar is not None and not isinstance(grammar, str):
+            raise TypeError(f"grammar must be a str, not {type(grammar).__name__}")
+        input_format: dict[str, Any] = {"type": "text"}
+        if grammar is not None:
+            input_format = {"type": "grammar", "grammar": {"syntax": syntax, "definition": grammar}}
+        text = {"type": "string", "description": "The tool's input, as free-form text."}
+        parameters = {
+            "type": "object",
+            "properties": {CUSTOM_INPUT: text},
+            "required": [CUSTOM_INPUT],
+            "additionalProperties": False,
+        }
+        tool = Tool(name, description, parameters, handler, input_format=input_format)
+        self._add(tool)
+        return tool
+
     def _add(self, tool: Tool) -> None:
         if not _NAME.fullmatch(tool.name):
             raise ValueError(f"tool name {tool.name!r} must be 1 to 64 letters, digits, '_' or '-'")
@@ -214,6 +256,8 @@ class ToolRegistry:
         return anyio.run(functools.partial(self.run, response, timeout=timeout))
 
     async def _run_call(self, call: ToolUse | InvalidToolUse, timeout: float | None) -> ToolResult:
+        if isinstance(call, ToolUse) and (call.kind == "custom" or self._is_custom(call.name)):
+            return await self._run_custom(call, timeout)
         if isinstance(call, InvalidToolUse):
             return _failed(
                 call.id,
@@ -232,6 +276,33 @@ class ToolRegistry:
         except _BadArguments as exc:
             return _failed(call.id, call.name, f"the call to {call.name!r} was not run: {exc}")
         return await _invoke(tool, call.id, kwargs, timeout)
+
+    def _is_custom(self, name: str) -> bool:
+        tool = self._tools.get(name)
+        return tool is not None and tool.input_format is not None
+
+    async def _run_custom(self, call: ToolUse, timeout: float | None) -> ToolResult:
+        """A custom tool's call (its text), or a call to one written as a function of
+        one string parameter by an API without custom tools."""
+        kind = call.kind
+        tool = self._tools.get(call.name)
+        if tool is None:
+            known = ", ".join(self._tools) or "none"
+            message = f"unknown tool {call.name!r} (the tools are: {known})"
+            return _failed(call.id, call.name, message, kind)
+        value = call.input.value
+        if tool.input_format is None:
+            message = f"the call to {call.name!r} was not run: it takes a JSON object, not text"
+            return _failed(call.id, call.name, message, kind)
+        if kind != "custom":
+            value = value.get(CUSTOM_INPUT) if isinstance(value, dict) and len(value) == 1 else None
+        if not isinstance(value, str):
+            message = (
+                f"the call to {call.name!r} was not run: it takes one string argument, "
+                f"{CUSTOM_INPUT!r}"
+            )
+            return _failed(call.id, call.name, message, kind)
+        return await _invoke(tool, call.id, {}, timeout, args=(value,), kind=kind)
 
 
 class _BadArguments(Exception):
@@ -280,20 +351,24 @@ def _check_binding(tool: Tool, arguments: dict[str, Any]) -> None:
 
 
 async def _invoke(
-    tool: Tool, call_id: str, kwargs: dict[str, Any], timeout: float | None
+    tool: Tool,
+    call_id: str,
+    kwargs: dict[str, Any],
+    timeout: float | None,
+    *,
+    args: tuple[Any, ...] = (),
+    kind: str = "function",
 ) -> ToolResult:
     try:
         with anyio.move_on_after(timeout) as scope:
-            value = await _call(tool.handler, kwargs)
+            value = await _call(tool.handler, kwargs, args)
     except Exception as exc:  # the handler's failure is the model's to read, not a crash
         log.warning("laminate: tool %r raised %s", tool.name, type(exc).__name__, exc_info=True)
-        return _failed(
-            call_id, tool.name, f"the call to {tool.name!r} failed: {type(exc).__name__}: {exc}"
-        )
+        message = f"the call to {tool.name!r} failed: {type(exc).__name__}: {exc}"
+        return _failed(call_id, tool.name, message, kind)
     if scope.cancelled_caught:
-        return _failed(
-            call_id, tool.name, f"the call to {tool.name!r} timed out after {timeout:g} s"
-        )
+        message = f"the call to {tool.name!r} timed out after {timeout:g} s"
+        return _failed(call_id, tool.name, message, kind)
     try:
         output = _output_text(value)
     except (TypeError, ValueError) as exc:
@@ -301,15 +376,18 @@ async def _invoke(
             call_id,
             tool.name,
             f"the call to {tool.name!r} returned a value that is not JSON: {exc}",
+            kind,
         )
-    return ToolResult(call_id, tool.name, output, True)
+    return ToolResult(call_id, tool.name, output, True, kind)
 
 
-async def _call(handler: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+async def _call(
+    handler: Callable[..., Any], kwargs: dict[str, Any], args: tuple[Any, ...] = ()
+) -> Any:
     if _is_async(handler):
-        return await handler(**kwargs)
+        return await handler(*args, **kwargs)
     result = await anyio.to_thread.run_sync(
-        functools.partial(handler, **kwargs), abandon_on_cancel=True
+        functools.partial(handler, *args, **kwargs), abandon_on_cancel=True
     )
     if inspect.isawaitable(result):  # a sync wrapper around a coroutine function
         result = await result
@@ -343,9 +421,9 @@ def _to_json(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
-def _failed(call_id: str, name: str, message: str) -> ToolResult:
+def _failed(call_id: str, name: str, message: str, kind: str = "function") -> ToolResult:
     log.debug("laminate: call %s to %r failed: %s", call_id, name, message)
-    return ToolResult(call_id, name, message, False)
+    return ToolResult(call_id, name, message, False, kind)
 
 
 def _in_event_loop() -> bool:

@@ -52,6 +52,7 @@ class OpenAIChatWriter(StreamWriter):
         super().__init__()
         self._head = b""  # `data: {"id":...,"choices":[{"index":0,"delta":`
         self._calls: dict[int, bytes] = {}  # block index -> its tool_calls index, encoded
+        self._custom: set[int] = set()  # the blocks of custom (free-form) tool calls
         self._count = 0
 
     def _chunk(self, delta: bytes, finish: bytes = b"null") -> bytes:
@@ -73,6 +74,11 @@ class OpenAIChatWriter(StreamWriter):
         number = str(self._count).encode()
         self._count += 1
         self._calls[index] = number
+        if isinstance(block, ToolUse) and block.kind == "custom":
+            self._custom.add(index)
+            opened = {"index": self._count - 1, "id": block.id, "type": "custom"}
+            custom = {"name": block.name, "input": ""}
+            return self._chunk(dumps({"tool_calls": [{**opened, "custom": custom}]}))
         call = (
             b'{"tool_calls":[{"index":'
             + number
@@ -94,6 +100,14 @@ class OpenAIChatWriter(StreamWriter):
         number = self._calls.get(index)
         if number is None:
             return b""  # arguments of an unknown block: nothing to carry them
+        if index in self._custom:  # a custom call's text
+            return self._chunk(
+                b'{"tool_calls":[{"index":'
+                + number
+                + b',"custom":{"input":'
+                + json_bytes(fragment)
+                + b"}}]}"
+            )
         return self._chunk(
             b'{"tool_calls":[{"index":'
             + number

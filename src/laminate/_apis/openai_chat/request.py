@@ -565,7 +565,11 @@ def _write_choice(request: Request) -> Json | str | None:
 
 
 def tool(tool: ToolDefinition) -> Json:
-    spec = ToolSpec(tool.name, tool.description, tool.parameters, tool.strict or None)
+    if tool.input_format is not None:  # a custom (free-form) tool
+        extra = {"format": tool.input_format}
+        spec = ToolSpec(tool.name, tool.description, kind="custom", extra=extra)
+    else:
+        spec = ToolSpec(tool.name, tool.description, tool.parameters, tool.strict or None)
     written = _tool(spec, False, "", Losses())
     return written if written is not None else {}
 
@@ -589,4 +593,4 @@ def results(results: Sequence[ToolOutcome]) -> list[Json]:
 def _outcome(result: ToolOutcome) -> ToolResult:
     if isinstance(result, ToolResult):
         return result
-    return ToolResult(result.call_id, result.name, result.output, result.ok)
+    return ToolResult(result.call_id, result.name, result.output, result.ok, result.kind)

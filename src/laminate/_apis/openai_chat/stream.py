@@ -8,9 +8,11 @@ order: by ``index`` (an integer, or a string of digits), else by ``id``, else by
 element's position in the list. An empty ``id`` or ``name`` counts as absent. A call's
 id and name are set once: an equal repeat changes nothing, a different one is logged and
 ignored, neither is ever concatenated; only ``arguments`` accumulate (an object sent
-instead of a string is one fragment, its JSON text). One exception, for servers that
-put every call at index 0: at an index whose call already has an id and a name, an
-element with a *different* id *and* a name starts a new call.
+instead of a string is one fragment, its JSON text). A custom (free-form) tool's call,
+``type: "custom"`` with ``custom: {name, input}``, is matched alike; its ``input`` text
+accumulates and it ends as a ``ToolUse`` of kind ``"custom"`` holding that text. One
+exception, for servers that put every call at index 0: at an index whose call already
+has an id and a name, an element with a *different* id *and* a name starts a new call.
 """
 
 from __future__ import annotations
@@ -477,6 +479,11 @@ class _ToolCalls:
     def fragment(self, position: int, element: Any) -> None:
         if not isinstance(element, Mapping):
             raise shape_error("a tool call delta is not an object")
+        custom = element.get("custom")
+        if isinstance(custom, Mapping):
+            # A custom (free-form) tool's call: `custom: {name, input}`, its input text.
+            self._apply(int_or_none(element.get("index")), position, element, custom, True)
+            return
         function = element.get("function")
         if not isinstance(function, Mapping):
             function = _NO_FUNCTION
@@ -497,7 +504,10 @@ class _ToolCalls:
         position: int,
         element: Mapping[str, Any],
         function: Mapping[str, Any],
+        custom: bool = False,
     ) -> None:
+        """One element for a call; ``function`` is its ``function`` (or, for a custom
+        call, its ``custom``) object."""
         call_id = str_or_empty(element.get("id"))
         name = str_or_empty(function.get("name"))
         call = self._match(index, position, call_id, name)
@@ -507,14 +517,14 @@ class _ToolCalls:
             if index is not None:
                 self.by_index[index] = call
             self._by_position[position] = call
-            asm.tool_start(call.key, call_id, name)
+            asm.tool_start(call.key, call_id, name, custom=custom)
         elif (call_id and call_id != call.id) or (name and name != call.name):
             call.id = call.id or call_id
             call.name = call.name or name
             asm.tool_identity(call.key, call_id, name)  # set once; a conflict is logged
         if call_id:
             self._by_id.setdefault(call_id, call)
-        arguments = function.get("arguments")
+        arguments = function.get("input" if custom else "arguments")
         if arguments is None or arguments == "":
             return
         if not asm.is_open(call.key):

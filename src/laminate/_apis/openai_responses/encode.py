@@ -41,6 +41,8 @@ from .body import write_body
 
 __all__ = ["CARRIES", "OpenAIResponsesWriter", "sources"]
 
+_CUSTOM: Final = "custom_tool_call"
+
 
 class _Item:
     __slots__ = ("id", "kind", "number", "opened")
@@ -138,6 +140,9 @@ class OpenAIResponsesWriter(StreamWriter):
                 out = self._add(index, "message", f"msg_{index}", item)
                 part = {"type": "output_text", "text": "", "annotations": []}
                 return out + self._event("response.content_part.added", self._part(index, part))
+            case ToolUse(id, name, kind="custom"):  # a custom (free-form) tool's call
+                item = {"status": "in_progress", "call_id": id, "name": name, "input": ""}
+                return self._add(index, _CUSTOM, f"ctc_{index}", item)
             case ToolUse(id, name) | InvalidToolUse(id, name):
                 item = {"status": "in_progress", "call_id": id, "name": name, "arguments": ""}
                 return self._add(index, "function_call", f"fc_{index}", item)
@@ -173,6 +178,8 @@ class OpenAIResponsesWriter(StreamWriter):
 
     def tool_input(self, index: int, fragment: str) -> bytes:
         item = self._items.get(index)
+        if item is not None and item.kind == _CUSTOM:
+            return self._delta(b"response.custom_tool_call_input.delta", item, b"", fragment)
         if item is None or item.kind != "function_call":
             return b""
         return self._delta(b"response.function_call_arguments.delta", item, b"", fragment)
@@ -232,6 +239,12 @@ class OpenAIResponsesWriter(StreamWriter):
 
     def _call_end(self, index: int, block: ToolUse | InvalidToolUse) -> bytes:
         entry = self._items[index]
+        if entry.kind == _CUSTOM and isinstance(block, ToolUse):
+            ids = {"item_id": entry.id, "output_index": entry.number}
+            text = block.input.value
+            out = self._event("response.custom_tool_call_input.done", {**ids, "input": text})
+            item = {"type": _CUSTOM, "status": "completed", "call_id": block.id}
+            return out + self._done_item(index, {**item, "name": block.name, "input": text})
         if isinstance(block, ToolUse):
             arguments = dumps(block.input.value).decode()
             status = "completed"

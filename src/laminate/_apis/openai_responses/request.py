@@ -574,7 +574,11 @@ def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
 
 
 def tool(tool: ToolDefinition) -> Json:
-    spec = ToolSpec(tool.name, tool.description, tool.parameters, tool.strict)
+    if tool.input_format is not None:  # a custom (free-form) tool
+        extra = {"format": _flat_format(tool.input_format)}
+        spec = ToolSpec(tool.name, tool.description, kind="custom", extra=extra)
+    else:
+        spec = ToolSpec(tool.name, tool.description, tool.parameters, tool.strict)
     return _tool(spec, False, "", Losses()) or {}
 
 
@@ -585,13 +589,23 @@ def assistant(response: NormalizedResponse, reasoning_field: str | None) -> list
 
 
 def results(results: Sequence[ToolOutcome]) -> list[Json]:
-    return [_output(_outcome(r), False, "", Losses(), {}) for r in results]
+    custom = {r.call_id: r.kind == "custom" for r in results}
+    return [_output(_outcome(r), False, "", Losses(), custom) for r in results]
 
 
 def _outcome(result: ToolOutcome) -> ToolResult:
     if isinstance(result, ToolResult):
         return result
-    return ToolResult(result.call_id, result.name, result.output, result.ok)
+    return ToolResult(result.call_id, result.name, result.output, result.ok, result.kind)
+
+
+def _flat_format(input_format: Mapping[str, Any]) -> Json:
+    """This API spells a grammar's fields beside its type (``{"type": "grammar",
+    "syntax", "definition"}``); Chat Completions nests them in ``grammar``."""
+    grammar = input_format.get("grammar")
+    if input_format.get("type") == "grammar" and isinstance(grammar, Mapping):
+        return {"type": "grammar", **copy_json(dict(grammar))}
+    return copy_json(dict(input_format))
 
 
 def first_request(model: str, prompt: str, tools: list[Json]) -> Json:

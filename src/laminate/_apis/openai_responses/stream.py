@@ -10,7 +10,10 @@ servers change from one event to the next. Blocks:
   ``reasoning_text`` parts in arrival order, joined by a blank line; the item id and its
   ``encrypted_content`` (from ``output_item.done``) are kept so it can be sent back;
 - a ``function_call`` item gives a tool call whose id is the item's ``call_id``; it is
-  finished by its ``output_item.done`` (or by the terminal response);
+  finished by its ``output_item.done`` (or by the terminal response); a
+  ``custom_tool_call`` item (a free-form tool) is read alike, its ``input`` text
+  streaming in ``custom_tool_call_input`` deltas, and ends as a ``ToolUse`` of kind
+  ``"custom"``;
 - any other item type becomes an ``Unknown`` block when it is done, with the item's
   final data.
 
@@ -53,6 +56,7 @@ _UNFINISHED: Final = frozenset({"in_progress", "incomplete"})
 _RETRYABLE_CODES: Final = frozenset({"vector_store_timeout"})
 _PART_SEPARATOR: Final = "\n\n"
 _ARGS: Final = "arguments"
+_CUSTOM: Final = "custom_tool_call"
 
 
 def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
@@ -194,6 +198,10 @@ class OpenAIResponsesHandler:
                 self._arguments(_index(obj), obj.get("delta"))
             case "response.function_call_arguments.done":
                 self._arguments_final(_index(obj), obj.get("arguments"))
+            case "response.custom_tool_call_input.delta":
+                self._arguments(_index(obj), obj.get("delta"), _CUSTOM)
+            case "response.custom_tool_call_input.done":
+                self._arguments_final(_index(obj), obj.get("input"), _CUSTOM)
             case "response.reasoning_summary_text.delta" | "response.reasoning_text.delta":
                 self._reasoning(_index(obj), _reasoning_part(obj), obj.get("delta"))
             case "response.reasoning_summary_text.done" | "response.reasoning_text.done":
@@ -342,10 +350,11 @@ class OpenAIResponsesHandler:
         match kind:
             case "reasoning":
                 asm.open_reasoning(key)
-            case "function_call":
+            case "function_call" | "custom_tool_call":
                 if not asm.is_open(key):
                     call_id = str_or_empty(item.get("call_id"))
-                    asm.tool_start(key, call_id, str_or_empty(item.get("name")))
+                    name = str_or_empty(item.get("name"))
+                    asm.tool_start(key, call_id, name, custom=kind == _CUSTOM)
             case _:
                 pass  # a message opens a block per content part; other items when done
 
@@ -359,8 +368,8 @@ class OpenAIResponsesHandler:
                 self._message_done(index, state, item)
             case "reasoning":
                 self._reasoning_done(index, state, item)
-            case "function_call":
-                self._call_done(index, item)
+            case "function_call" | "custom_tool_call":
+                self._call_done(index, item, kind)
             case _:
                 self._unknown_done(index, kind, item)
         state.done = True
@@ -387,16 +396,17 @@ class OpenAIResponsesHandler:
             asm.reasoning_signature(key, encrypted)
         asm.end(key)
 
-    def _call_done(self, index: int, item: Mapping[str, Any]) -> None:
+    def _call_done(self, index: int, item: Mapping[str, Any], kind: str) -> None:
         key = ("item", index)
         asm = self.assembler
         call_id = str_or_empty(item.get("call_id"))
         name = str_or_empty(item.get("name"))
+        custom = kind == _CUSTOM
         if asm.is_open(key):
             asm.tool_identity(key, call_id, name)
         else:
-            asm.tool_start(key, call_id, name)
-        self._arguments_final(index, item.get("arguments"))
+            asm.tool_start(key, call_id, name, custom=custom)
+        self._arguments_final(index, item.get("input" if custom else "arguments"), kind)
         if item.get("status") not in _UNFINISHED:
             asm.end(key)
         # else: left open, so the response's stop reason decides (cut off at the limit)
@@ -491,25 +501,27 @@ class OpenAIResponsesHandler:
 
     # -- function calls ---------------------------------------------------------------------
 
-    def _arguments(self, index: int, fragment: Any) -> None:
+    def _arguments(self, index: int, fragment: Any, kind: str = "function_call") -> None:
+        """A fragment of a call's arguments (of a custom call's input text)."""
         if not isinstance(fragment, str) or not fragment:
             return
-        state = self._state(index, "function_call")
+        state = self._state(index, kind)
         if state.done:
-            raise _late("function_call_arguments", index)
+            raise _late(f"{kind}_input" if kind == _CUSTOM else "function_call_arguments", index)
         key = ("item", index)
         if not self.assembler.is_open(key):
-            self.assembler.tool_start(key, "", "")  # a server that skipped output_item.added
+            # A server that skipped output_item.added.
+            self.assembler.tool_start(key, "", "", custom=kind == _CUSTOM)
         state.seen.add(_ARGS)
         self.assembler.tool_input(key, fragment)
 
-    def _arguments_final(self, index: int, arguments: Any) -> None:
-        state = self._state(index, "function_call")
+    def _arguments_final(self, index: int, arguments: Any, kind: str = "function_call") -> None:
+        state = self._state(index, kind)
         if state.done or _ARGS in state.seen:
             return  # the deltas already carried them: never append them twice
         if isinstance(arguments, (Mapping, list)):
             arguments = json.dumps(arguments, ensure_ascii=False)
-        self._arguments(index, arguments)
+        self._arguments(index, arguments, kind)
 
     # -- reasoning --------------------------------------------------------------------------
 
