@@ -210,10 +210,10 @@ def write_request(request: Request) -> WrittenBody:
     for index, message in enumerate(request.messages):
         messages.extend(_message(message, own, names, at("messages", index), losses))
     body: Json = {"model": request.model, "messages": messages}
-    tools = [_tool(spec, at("tools", i), losses) for i, spec in enumerate(request.tools)]
+    tools = [_tool(spec, own, at("tools", i), losses) for i, spec in enumerate(request.tools)]
     if any(tools):
         body["tools"] = [t for t in tools if t is not None]
-    if request.tool_choice not in (None, "auto"):
+    if request.tool_choice not in (None, "auto"):  # Ollama's model always chooses
         losses.add("tool_choice", "unsupported")
     if request.parallel_tool_calls is False:
         losses.add("parallel_tool_calls", "unsupported")
@@ -248,10 +248,12 @@ def _think(reasoning: str | int, losses: Losses) -> bool | str:
     return True
 
 
-def _tool(spec: ToolSpec, path: str, losses: Losses) -> Json | None:
+def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
     if spec.kind != "function":
         losses.add(path, "unsupported")
         return None
+    for key in spec.extra if not own else ():
+        losses.add(at(path, key), "source-only")
     function: Json = {"name": spec.name}
     if spec.description:
         function["description"] = spec.description
