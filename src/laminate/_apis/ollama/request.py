@@ -257,10 +257,34 @@ def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
     function: Json = {"name": spec.name}
     if spec.description:
         function["description"] = spec.description
-    function["parameters"] = copy_json(dict(spec.schema)) or {"type": "object", "properties": {}}
+    schema = copy_json(dict(spec.schema)) or {"type": "object", "properties": {}}
+    function["parameters"] = schema if own else _ollama_schema(schema, at(path, "schema"), losses)
     if spec.strict:
         losses.add(at(path, "strict"), "unsupported")
     return {"type": "function", "function": function}
+
+
+# The parts of a JSON Schema Ollama reads (its server's tool types): the rest is dropped.
+_SCHEMA_KEYS: Final = frozenset({"type", "$defs", "items", "required", "properties"})
+_PROPERTY_KEYS: Final = frozenset({"type", "items", "description", "enum"})
+
+
+def _ollama_schema(schema: dict[str, Any], path: str, losses: Losses) -> dict[str, Any]:
+    kept = {k: v for k, v in schema.items() if k in _SCHEMA_KEYS}
+    dropped = len(kept) < len(schema)
+    properties = kept.get("properties")
+    if isinstance(properties, dict):
+        kept["properties"] = {}
+        for name, given in properties.items():
+            if isinstance(given, dict):
+                trimmed = {k: v for k, v in given.items() if k in _PROPERTY_KEYS}
+                dropped = dropped or len(trimmed) < len(given)
+                kept["properties"][name] = trimmed
+            else:
+                kept["properties"][name] = given
+    if dropped:
+        losses.add(path, "schema")
+    return kept
 
 
 def _message(
