@@ -254,7 +254,9 @@ def write_request(request: Request) -> WrittenBody:
         losses.add("tool_choice", "approximated")
         choice = "any"
     if tools:
-        body["tools"] = [_tool(spec, own, losses) for spec in tools]
+        body["tools"] = [
+            _tool(spec, own, at("tools", request.tools.index(spec)), losses) for spec in tools
+        ]
         if choice in ("any", "none"):
             body["tool_choice"] = "REQUIRED" if choice == "any" else "NONE"
     elif choice not in (None, "auto", "none"):
@@ -290,9 +292,9 @@ def write_request(request: Request) -> WrittenBody:
     return body, PATH, losses
 
 
-def _tool(spec: ToolSpec, own: bool, losses: Losses) -> Json:
+def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json:
     for key in spec.extra if not own else ():
-        losses.add(at(f"tools.{spec.name}", key), "source-only")
+        losses.add(at(path, key), "source-only")
     function: Json = {"name": spec.name}
     if spec.description:
         function["description"] = spec.description
