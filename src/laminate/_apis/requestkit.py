@@ -51,6 +51,7 @@ __all__ = [
     "opaque_for",
     "parse_data_url",
     "plain_text",
+    "strict_compatible",
     "system_text",
 ]
 
@@ -294,3 +295,33 @@ def merged(messages: list[Message]) -> list[Message]:
         else:
             out.append(message)
     return out
+
+
+def strict_compatible(schema: Any) -> bool:
+    """Whether a schema keeps OpenAI's strict-mode rules: every object closed
+    (``additionalProperties: false``) with every property required, all the way down."""
+    if not isinstance(schema, Mapping):
+        return True
+    if schema.get("type") == "object" or "properties" in schema:
+        properties = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False or not isinstance(properties, Mapping):
+            return False
+        if set(schema.get("required", ())) != set(properties):
+            return False
+        if not all(strict_compatible(p) for p in properties.values()):
+            return False
+    return _nested_ok(schema)
+
+
+def _nested_ok(schema: Mapping[str, Any]) -> bool:
+    for key in ("items", "anyOf", "allOf", "oneOf", "$defs", "definitions"):
+        value = schema.get(key)
+        if isinstance(value, list):
+            if not all(strict_compatible(v) for v in value):
+                return False
+        elif key in ("$defs", "definitions") and isinstance(value, Mapping):
+            if not all(strict_compatible(v) for v in value.values()):
+                return False
+        elif value is not None and not strict_compatible(value):
+            return False
+    return True

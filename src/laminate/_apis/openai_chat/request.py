@@ -56,6 +56,7 @@ from ..requestkit import (
     need,
     object_at,
     parse_data_url,
+    strict_compatible,
 )
 from ..shapes import arguments_text, reasoning_text
 from ..spec import Message as Json
@@ -531,8 +532,13 @@ def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
                 "type": "object",
                 "properties": {},
             }
-            if spec.strict is not None:
-                function["strict"] = spec.strict
+            strict = spec.strict
+            if strict and not own and not strict_compatible(spec.schema):
+                # Strict mode would refuse this schema: the tool is sent without it.
+                losses.add(at(path, "strict"), "schema")
+                strict = False
+            if strict is not None:
+                function["strict"] = strict
             return {"type": "function", "function": {**function, **extra}}
         case "custom":
             custom: Json = {"name": spec.name}

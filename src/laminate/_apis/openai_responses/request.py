@@ -58,6 +58,7 @@ from ..requestkit import (
     need,
     object_at,
     parse_data_url,
+    strict_compatible,
 )
 from ..shapes import arguments_text, chat_request
 from ..spec import Message as Json
@@ -555,8 +556,13 @@ def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
             }
             # ``strict`` defaults to true in this API, which would refuse an ordinary
             # schema (optional properties): say which one it is.
-            if spec.strict is not None or not own:
-                written["strict"] = bool(spec.strict)
+            strict = spec.strict
+            if strict and not own and not strict_compatible(spec.schema):
+                # Strict mode would refuse this schema: the tool is sent without it.
+                losses.add(at(path, "strict"), "schema")
+                strict = False
+            if strict is not None or not own:
+                written["strict"] = bool(strict)
             return {**written, **extra}
         case "custom":
             written = {"type": "custom", "name": spec.name}
