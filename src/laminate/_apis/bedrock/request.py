@@ -365,6 +365,8 @@ def write_request(request: Request) -> WrittenBody:
         body["additionalModelRequestFields"] = additional
     if request.response_format is not None:
         body["outputConfig"] = _output_config(request.response_format)
+        if request.response_format == "json":
+            losses.add("response_format", "approximated")  # a schema of any object
     if request.parallel_tool_calls is False:
         losses.add("parallel_tool_calls", "unsupported")
     if request.user is not None:

@@ -253,6 +253,8 @@ def write_request(request: Request) -> WrittenBody:
         tools = [t for t in tools if t.name == choice] or tools
         losses.add("tool_choice", "approximated")
         choice = "any"
+    elif tools and choice == "auto":
+        losses.add("tool_choice", "approximated")  # not said: what Cohere does by default
     if tools:
         body["tools"] = [
             _tool(spec, own, at("tools", request.tools.index(spec)), losses) for spec in tools

@@ -213,7 +213,9 @@ def write_request(request: Request) -> WrittenBody:
     tools = [_tool(spec, own, at("tools", i), losses) for i, spec in enumerate(request.tools)]
     if any(tools):
         body["tools"] = [t for t in tools if t is not None]
-    if request.tool_choice not in (None, "auto"):  # Ollama's model always chooses
+    if request.tool_choice == "auto":
+        losses.add("tool_choice", "approximated")  # not said: what Ollama always does
+    elif request.tool_choice is not None:
         losses.add("tool_choice", "unsupported")
     if request.parallel_tool_calls is False:
         losses.add("parallel_tool_calls", "unsupported")
