@@ -484,3 +484,46 @@ def test_the_documented_table_is_what_each_writer_does(feature: str, api: str) -
             assert reasons <= NEAR
         case _:
             assert reasons - NEAR
+
+
+@pytest.mark.parametrize("api", WRITERS)
+def test_reasoning_of_a_tool_loop_goes_back_to_its_provider_and_is_a_loss_to_another(
+    api: str,
+) -> None:
+    registry = ToolRegistry()
+
+    @registry.tool
+    def get_weather(city: str) -> str:
+        """Weather for a city."""
+        return "cold"
+
+    answer = NormalizedResponse(
+        "r1",
+        "m",
+        api,
+        [
+            Reasoning("Look it up.", signature="opaque-signature", id="rs_1"),
+            ToolUse("call_7", "get_weather", FlexValue({"city": "Oslo"})),
+        ],
+        StopReason.TOOL_USE,
+        Usage(),
+    )
+    written = laminate.write_request(weather_request(messages=[HI], api=api), api)
+    body = written.body
+    laminate.append_turn(
+        body.setdefault(APIS[api].turn_key, []), answer, registry.run_sync(answer), api
+    )
+    again = laminate.read_request(body, api, path=written.path)
+    replayed = [
+        b for m in again.messages for b in m.content if isinstance(b, Reasoning) and b.signature
+    ]
+    if not replayed:  # this API takes no reasoning back: the tool loop leaves it out
+        assert "opaque-signature" not in json.dumps(body)
+        return
+    assert replayed[0].signature == "opaque-signature"
+    assert laminate.write_request(again, api).losses == []
+    for other in WRITERS:
+        if other != api:
+            moved = laminate.write_request(again, other)
+            assert "foreign-reasoning" in {loss.reason for loss in moved.losses}
+            assert "opaque-signature" not in json.dumps(moved.body)
