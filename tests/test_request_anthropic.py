@@ -362,3 +362,25 @@ def test_parallel_calls_and_choices_are_mapped() -> None:
     assert body["tool_choice"] == {"type": "any", "disable_parallel_tool_use": True}
     none = laminate.write_request(laminate.Request(model="m", parallel_tool_calls=False), API).body
     assert none["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+
+
+def test_a_cache_breakpoint_on_a_tool_is_the_tools_and_a_loss_where_caching_is_automatic() -> None:
+    body = {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [
+            {
+                "name": "f",
+                "input_schema": {"type": "object", "properties": {}},
+                "cache_control": {"type": "ephemeral", "ttl": "1h"},
+            }
+        ],
+    }
+    request = laminate.read_request(body, API)
+    assert request.tools[0].cache == CachePoint("1h")
+    assert request.tools[0].extra == {}
+    assert laminate.write_request(request, API).body == body
+    assert laminate.write_request(request, "openai").losses == [
+        Loss("tools[0].cache", "unsupported")
+    ]

@@ -306,7 +306,7 @@ def strict_compatible(schema: Any) -> bool:
         properties = schema.get("properties", {})
         if schema.get("additionalProperties") is not False or not isinstance(properties, Mapping):
             return False
-        required = schema.get("required")
+        required = schema.get("required", [])
         if not isinstance(required, list) or {r for r in required if isinstance(r, str)} != set(
             properties
         ):

@@ -199,13 +199,13 @@ def _read_block(block: Mapping[str, Any], path: str) -> list[Block]:
             read = _read_document(block, path)
             known |= {"source", "title"}
         case _:
-            data = {k: (v) for k, v in block.items() if k != "type"}
+            data = {k: v for k, v in block.items() if k != "type"}
             return [Unknown(kind, FlexValue(data))]
     rest = extra_fields(block, known)
     if rest and not isinstance(read, Image | Document):
         # Fields of a block laminate does not model (a text block's citations): the
         # block is kept whole, so nothing is dropped.
-        return [Unknown(kind, FlexValue({k: (v) for k, v in block.items() if k != "type"}))]
+        return [Unknown(kind, FlexValue({k: v for k, v in block.items() if k != "type"}))]
     return [read, *_cache(block, path)]
 
 
@@ -271,14 +271,17 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
         return ToolSpec(
             get(tool, "name", str, path) or "",
             kind=need(tool, "type", str, path),
-            extra=(dict(tool)),
+            extra=dict(tool),
         )
     return ToolSpec(
         need(tool, "name", str, path),
         get(tool, "description", str, path) or "",
-        (need(tool, "input_schema", dict, path)),
+        need(tool, "input_schema", dict, path),
         get(tool, "strict", bool, path),
-        extra=extra_fields(tool, {"name", "description", "input_schema", "strict"}),
+        extra=extra_fields(
+            tool, {"name", "description", "input_schema", "strict", "cache_control"}
+        ),
+        cache=next(iter(_cache(tool, path)), None),
     )
 
 
@@ -325,7 +328,7 @@ def _read_settings(
             "schema",
         }
     ):
-        response_format = JsonSchema("", (need(form, "schema", dict, "output_config.format")))
+        response_format = JsonSchema("", need(form, "schema", dict, "output_config.format"))
         del output["format"]
     if output:
         extra["output_config"] = output
@@ -602,6 +605,8 @@ def _function(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json:
     written["input_schema"] = schema
     if spec.strict is not None:
         written["strict"] = spec.strict
+    if spec.cache is not None:
+        written["cache_control"] = _cache_control(spec.cache)
     return _with_extra(written, spec.extra, own, path, losses)
 
 
