@@ -384,3 +384,24 @@ def test_a_cache_breakpoint_on_a_tool_is_the_tools_and_a_loss_where_caching_is_a
     assert laminate.write_request(request, "openai").losses == [
         Loss("tools[0].cache", "unsupported")
     ]
+
+
+def test_with_thinking_on_the_settings_messages_refuses_are_left_out() -> None:
+    request = laminate.Request(
+        model="m",
+        messages=[Message("user", [Text("x")])],
+        tools=[ToolSpec("f")],
+        tool_choice="f",
+        reasoning="medium",
+        temperature=0.2,
+        top_k=5,
+    )
+    written = laminate.write_request(request, API)
+    assert written.body["tool_choice"] == {"type": "auto"}
+    assert "temperature" not in written.body
+    assert "top_k" not in written.body
+    assert set(written.losses) == {
+        Loss("tool_choice", "approximated"),
+        Loss("temperature", "unsupported"),
+        Loss("top_k", "unsupported"),
+    }

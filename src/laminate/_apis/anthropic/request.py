@@ -355,13 +355,24 @@ def write_request(request: Request) -> WrittenBody:
     ]
     if tools:
         body["tools"] = tools
+    thinking = request.reasoning is not None and not own
     choice = _write_choice(request, losses)
+    if thinking and choice is not None and choice["type"] in ("any", "tool"):
+        # With thinking on, Messages takes only "auto" or "none" as the tool choice.
+        losses.add("tool_choice", "approximated")
+        choice["type"] = "auto"
+        choice.pop("name", None)
     if choice is not None:
         body["tool_choice"] = {**choice, **extra.pop("tool_choice", {})}
     for key in ("temperature", "top_p", "top_k"):
         value = getattr(request, key)
-        if value is not None:
-            body[key] = value
+        if value is None:
+            continue
+        if thinking and key != "top_p" and not (key == "temperature" and value == 1):
+            # With thinking on, Messages refuses another temperature and any top_k.
+            losses.add(key, "unsupported")
+            continue
+        body[key] = value
     if request.stop:
         body["stop_sequences"] = list(request.stop)
     if request.stream is not None:
