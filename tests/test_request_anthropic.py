@@ -405,3 +405,26 @@ def test_with_thinking_on_the_settings_messages_refuses_are_left_out() -> None:
         Loss("temperature", "unsupported"),
         Loss("top_k", "unsupported"),
     }
+
+
+def test_results_that_answer_no_call_or_answer_one_twice_are_left_out() -> None:
+    request = laminate.Request(
+        model="m",
+        messages=[
+            Message("user", [Text("go")]),
+            Message("assistant", [ToolUse("a", "f", FlexValue({}))]),
+            Message("user", [ToolResult("a", "f", "one", True)]),
+            Message(
+                "user", [ToolResult("a", "f", "again", True), ToolResult("zz", "f", "?", True)]
+            ),
+        ],
+    )
+    written = laminate.write_request(request, API)
+    (results,) = [m for m in written.body["messages"] if m["role"] == "user"][1:]
+    assert results["content"] == [
+        {"type": "tool_result", "tool_use_id": "a", "content": "one", "is_error": False}
+    ]
+    assert written.losses == [
+        Loss("messages[3].content[0]", "unsupported"),
+        Loss("messages[3].content[1]", "unsupported"),
+    ]

@@ -405,8 +405,16 @@ def _write_conversation(
 ) -> tuple[str | list[Json], list[Json]]:
     system = _write_system(request.system, losses)
     out: list[Json] = []
-    for i, message in enumerate(request.messages):
+    orphans = set() if own else _orphans(request.messages)
+    for i, given in enumerate(request.messages):
         path = f"messages[{i}]"
+        message = given
+        if any(i == n for n, _ in orphans):
+            kept = [b for j, b in enumerate(given.content) if (i, j) not in orphans]
+            for n, j in sorted(orphans):
+                if n == i:
+                    losses.add(f"{path}.content[{j}]", "unsupported")
+            message = Message(given.role, kept, given.extra)
         if message.role == "system" and not own:
             # Messages takes system text only at the top: hoisted there, in order (a
             # loss of its place when the conversation had begun).
@@ -431,6 +439,31 @@ def _write_conversation(
             continue
         out.append(written)
     return system, out
+
+
+def _orphans(messages: Sequence[Message]) -> set[tuple[int, int]]:
+    """Where the tool results are that answer no call of the assistant turn before them,
+    or answer one a second time: Messages refuses both (each call gets exactly one
+    result, in the next user turn)."""
+    found: set[tuple[int, int]] = set()
+    open_calls: set[str] = set()
+    answering = False  # whether the user turn after the calls has begun
+    for i, message in enumerate(messages):
+        if message.role == "assistant":
+            if answering:
+                open_calls, answering = set(), False
+            open_calls |= {b.id for b in message.content if isinstance(b, ToolUse | InvalidToolUse)}
+        elif message.role == "user":
+            answering = True
+            for j, block in enumerate(message.content):
+                if isinstance(block, ToolResult):
+                    if block.tool_use_id in open_calls:
+                        open_calls.discard(block.tool_use_id)
+                    else:
+                        found.add((i, j))
+            if any(not isinstance(b, ToolResult) for b in message.content):
+                open_calls = set()
+    return found
 
 
 def _joined_system(system: str | list[Json], text: str) -> str | list[Json]:
