@@ -246,13 +246,19 @@ def write_request(request: Request) -> WrittenBody:
             losses.add(at("tools", index), "unsupported")
     choice = request.tool_choice
     if tools and choice not in (None, "auto", "any", "none"):
-        narrowed = [t for t in tools if t.name == choice]
-        if narrowed:  # no single-tool choice: only that tool, and a call required
-            tools = narrowed
-            losses.add("tool_choice", "approximated")
+        # No single-tool choice: only that tool, and a call required.
+        for index, spec in enumerate(request.tools):
+            if spec.kind == "function" and spec.name != choice:
+                losses.add(at("tools", index), "approximated")
+        tools = [t for t in tools if t.name == choice] or tools
+        losses.add("tool_choice", "approximated")
         choice = "any"
+    elif tools and choice == "auto":
+        losses.add("tool_choice", "approximated")  # not said: what Cohere does by default
     if tools:
-        body["tools"] = [_tool(spec, losses) for spec in tools]
+        body["tools"] = [
+            _tool(spec, own, at("tools", request.tools.index(spec)), losses) for spec in tools
+        ]
         if choice in ("any", "none"):
             body["tool_choice"] = "REQUIRED" if choice == "any" else "NONE"
     elif choice not in (None, "auto", "none"):
@@ -288,7 +294,9 @@ def write_request(request: Request) -> WrittenBody:
     return body, PATH, losses
 
 
-def _tool(spec: ToolSpec, losses: Losses) -> Json:
+def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json:
+    for key in spec.extra if not own else ():
+        losses.add(at(path, key), "source-only")
     function: Json = {"name": spec.name}
     if spec.description:
         function["description"] = spec.description

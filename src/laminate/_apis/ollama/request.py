@@ -210,10 +210,12 @@ def write_request(request: Request) -> WrittenBody:
     for index, message in enumerate(request.messages):
         messages.extend(_message(message, own, names, at("messages", index), losses))
     body: Json = {"model": request.model, "messages": messages}
-    tools = [_tool(spec, at("tools", i), losses) for i, spec in enumerate(request.tools)]
+    tools = [_tool(spec, own, at("tools", i), losses) for i, spec in enumerate(request.tools)]
     if any(tools):
         body["tools"] = [t for t in tools if t is not None]
-    if request.tool_choice not in (None, "auto"):
+    if request.tool_choice == "auto":
+        losses.add("tool_choice", "approximated")  # not said: what Ollama always does
+    elif request.tool_choice is not None:
         losses.add("tool_choice", "unsupported")
     if request.parallel_tool_calls is False:
         losses.add("parallel_tool_calls", "unsupported")
@@ -248,17 +250,43 @@ def _think(reasoning: str | int, losses: Losses) -> bool | str:
     return True
 
 
-def _tool(spec: ToolSpec, path: str, losses: Losses) -> Json | None:
+def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
     if spec.kind != "function":
         losses.add(path, "unsupported")
         return None
+    for key in spec.extra if not own else ():
+        losses.add(at(path, key), "source-only")
     function: Json = {"name": spec.name}
     if spec.description:
         function["description"] = spec.description
-    function["parameters"] = copy_json(dict(spec.schema)) or {"type": "object", "properties": {}}
+    schema = copy_json(dict(spec.schema)) or {"type": "object", "properties": {}}
+    function["parameters"] = schema if own else _ollama_schema(schema, at(path, "schema"), losses)
     if spec.strict:
         losses.add(at(path, "strict"), "unsupported")
     return {"type": "function", "function": function}
+
+
+# The parts of a JSON Schema Ollama reads (its server's tool types): the rest is dropped.
+_SCHEMA_KEYS: Final = frozenset({"type", "$defs", "items", "required", "properties"})
+_PROPERTY_KEYS: Final = frozenset({"type", "items", "description", "enum"})
+
+
+def _ollama_schema(schema: dict[str, Any], path: str, losses: Losses) -> dict[str, Any]:
+    kept = {k: v for k, v in schema.items() if k in _SCHEMA_KEYS}
+    dropped = len(kept) < len(schema)
+    properties = kept.get("properties")
+    if isinstance(properties, dict):
+        kept["properties"] = {}
+        for name, given in properties.items():
+            if isinstance(given, dict):
+                trimmed = {k: v for k, v in given.items() if k in _PROPERTY_KEYS}
+                dropped = dropped or len(trimmed) < len(given)
+                kept["properties"][name] = trimmed
+            else:
+                kept["properties"][name] = given
+    if dropped:
+        losses.add(path, "schema")
+    return kept
 
 
 def _message(
