@@ -293,3 +293,48 @@ def test_stop_kinds_are_named_in_every_table() -> None:
         for kind, instead in carries(target).stop_lost.items():
             assert kind is None or kind in StopReason.KINDS
             assert instead is None or instead in StopReason.KINDS
+
+
+# -- the documentation -----------------------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "writing-streams.md"
+_COUNT_NAMES = {
+    "input_tokens": "input",
+    "output_tokens": "output",
+    "cache_read_tokens": "cache read",
+    "cache_write_tokens": "cache write",
+    "reasoning_tokens": "reasoning",
+}
+
+
+def _documented() -> dict[str, list[str]]:
+    """The rows of the "what each target carries" table, by target."""
+    text = DOCS.read_text("utf-8")
+    table = text[text.index("| target | wire format | counts kept |") :]
+    rows: dict[str, list[str]] = {}
+    for line in table.splitlines()[2:]:
+        if not line.startswith("| `"):
+            break
+        cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+        rows[cells[0].strip("`")] = cells
+    return rows
+
+
+def _stop_cell(carried: Carries) -> str:
+    def named(kind: str | None, unknown: str) -> str:
+        return f"`{kind}`" if kind is not None else unknown
+
+    return ", ".join(
+        f"{named(kind, 'an unknown value')} → {named(instead, 'unknown')}"
+        for kind, instead in carried.stop_lost.items()
+    )
+
+
+def test_the_documented_table_is_the_records() -> None:
+    rows = _documented()
+    assert set(WRITERS) <= set(rows)
+    for target in WRITERS:
+        carried = carries(target)
+        _, _, counts, stops, _ = rows[target]
+        assert counts == ", ".join(_COUNT_NAMES[name] for name in carried.counts), target
+        assert stops == _stop_cell(carried), target
