@@ -54,8 +54,8 @@ class StreamNormalizer:
     they were split. Options:
 
     - ``provider``: ``"openai"``, ``"openai-responses"``, ``"anthropic"``, ``"ollama"``,
-      ``"gemini"``, ``"bedrock"``, ``"cohere"``, or ``None`` to detect it (from ``url`` and ``content_type`` when given, else from
-      the first frames).
+      ``"gemini"``, ``"bedrock"``, ``"cohere"``, or ``None`` to detect it (from ``url``
+      and ``content_type`` when given, else from the first frames).
     - ``keep_raw``: keep every parsed frame in ``response.raw`` (off by default, so
       memory follows the content, not the number of frames).
     - ``max_frame_size``: the largest line or frame accepted, in bytes (16 MiB).
