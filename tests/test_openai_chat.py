@@ -571,3 +571,14 @@ def test_a_function_tool_called_with_text_fails() -> None:
     (result,) = tools.run_sync(response)
     assert not result.ok
     assert "takes a JSON object" in result.output
+
+
+@pytest.mark.parametrize("target", ["anthropic", "gemini", "bedrock", "ollama", "cohere"])
+def test_other_stream_writers_write_a_function_of_one_string(target: str) -> None:
+    """An API without custom tools gets the call as a function of one string parameter,
+    ``input``, its text streamed inside that JSON string as it arrives."""
+    events = list(laminate.normalize_stream_sync([custom_call_stream(TEXT, (4, 9))]))
+    back = laminate.collect_sync([b"".join(encode_stream_sync(events, target))])
+    (call,) = back.tool_uses()
+    assert (call.name, call.input.value, call.kind) == ("sh", {"input": TEXT}, "function")
+    assert call.id == "call_c" or target == "ollama"  # Ollama's calls carry no id

@@ -53,6 +53,7 @@ from .._core.response import (
 )
 from .._framing.writers import ndjson_line, sse_data, sse_event
 from .base import is_retryable
+from .shapes import CUSTOM_INPUT as _CUSTOM_INPUT
 
 __all__ = [
     "Failure",
@@ -185,12 +186,17 @@ class StreamWriter:
     """
 
     name: ClassVar[str] = ""
+    custom_calls: ClassVar[bool] = False
+    """Whether the API has custom (free-form) tool calls. A writer whose API has none is
+    handed such a call as a function call of one string parameter, ``input``: its text
+    as the JSON ``{"input": "..."}``, streamed as it arrives."""
 
     def __init__(self) -> None:
         self.provider = ""
         """The ``provider`` of the answer being written (from ``ResponseStart``)."""
         self._live: set[int] = set()
         self._held: dict[int, list[str]] = {}  # calls not named yet: their fragments
+        self._wrapped: set[int] = set()  # custom calls written as functions of one string
         self.text_block: int | None = None
         """The text block being written (the last one opened, while it is open): where a
         citation that comes during it belongs."""
@@ -217,6 +223,8 @@ class StreamWriter:
                 if self._held and index in self._held:
                     self._held[index].append(event.fragment)  # type: ignore[union-attr]
                     return b""
+                if self._wrapped and index in self._wrapped:  # text inside a JSON string
+                    return self.tool_input(index, json.dumps(event.fragment)[1:-1])  # type: ignore[union-attr]
                 return self.tool_input(index, event.fragment)  # type: ignore[union-attr]
             return self.reasoning(index, event.text)  # type: ignore[union-attr]
         if self._done or self._closed:
@@ -240,6 +248,10 @@ class StreamWriter:
                     # first, so the call is written whole once it is known.
                     self._held[index] = []
                     return head
+                if isinstance(block, ToolUse) and block.kind == "custom" and not self.custom_calls:
+                    self._wrapped.add(index)
+                    opened = self.block_start(index, ToolUse(block.id, block.name, FlexValue({})))
+                    return head + opened + self.tool_input(index, '{"' + _CUSTOM_INPUT + '":"')
                 return head + self.block_start(index, block)
             case BlockEnd(index, block):
                 if index not in self._live:
@@ -247,6 +259,12 @@ class StreamWriter:
                 self._live.discard(index)
                 if index == self.text_block:
                     self.text_block = None
+                if self._wrapped and index in self._wrapped:
+                    self._wrapped.discard(index)
+                    if isinstance(block, ToolUse):
+                        text = {_CUSTOM_INPUT: block.input.value}
+                        block = ToolUse(block.id, block.name, FlexValue(text), block.signature)
+                    return self.tool_input(index, '"}') + self.block_end(index, block)
                 held = self._held.pop(index, None)
                 if held is None:
                     return self.block_end(index, block)

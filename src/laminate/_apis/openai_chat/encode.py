@@ -47,6 +47,7 @@ class OpenAIChatWriter(StreamWriter):
     """Writes ``chat.completion.chunk`` frames."""
 
     name = "openai"
+    custom_calls = True  # custom (free-form) tool calls are written as such
 
     def __init__(self) -> None:
         super().__init__()

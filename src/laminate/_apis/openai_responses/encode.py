@@ -76,6 +76,7 @@ class OpenAIResponsesWriter(StreamWriter):
     """Writes Responses API stream events."""
 
     name = "openai-responses"
+    custom_calls = True  # custom (free-form) tool calls are written as such
 
     def __init__(self) -> None:
         super().__init__()
