@@ -23,7 +23,6 @@ from ..._framing.eventstream import exception_error, is_exception_name
 from ..base import (
     error_from_payload,
     int_or_none,
-    json_text,
     shape_error,
     stop_reason_from,
     str_or_empty,
@@ -247,7 +246,7 @@ class AnthropicHandler:
                 asm.tool_start(key, str_or_empty(block.get("id")), str_or_empty(block.get("name")))
                 initial = block.get("input")
                 if isinstance(initial, Mapping) and initial:  # a complete body's block
-                    asm.tool_input(key, json_text(initial))
+                    asm.tool_arguments(key, initial)
             case other:
                 # Server tools, their results and any block type added later.
                 data = {k: v for k, v in block.items() if k != "type"}

@@ -41,7 +41,7 @@ from typing import Any, Final
 from ..._core.assembler import Assembler, UsageCounts
 from ..._core.errors import IncompleteStreamError, ProviderError
 from ..._core.response import StopReason
-from ..base import int_or_none, is_retryable, json_text, shape_error, stop_reason_from
+from ..base import int_or_none, is_retryable, shape_error, stop_reason_from
 from ..spec import HandlerOptions
 from .arguments import ArgumentWriter
 
@@ -406,7 +406,7 @@ class GeminiHandler:
             self._sign(signature)
         args = call.get("args")
         if args is not None:
-            asm.tool_input(key, json_text(args))
+            asm.tool_arguments(key, args)
             return
         pieces = call.get("partialArgs")
         if call.get("willContinue") is True or pieces:

@@ -15,7 +15,6 @@ from ..._core.response import StopReason
 from ..base import (
     error_from_payload,
     int_or_none,
-    json_text,
     shape_error,
     stop_reason_from,
     str_or_empty,
@@ -171,7 +170,7 @@ class OllamaHandler:
         if isinstance(arguments, str):
             asm.tool_input(key, arguments)
         elif arguments is not None:
-            asm.tool_input(key, json_text(arguments))
+            asm.tool_arguments(key, arguments)
 
     def _on_done(self, obj: Mapping[str, Any]) -> None:
         asm = self.assembler
