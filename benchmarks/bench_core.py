@@ -30,6 +30,11 @@ small machine from counting against whichever case it interrupted; the work is
 single-threaded, so on a quiet machine both clocks agree. The garbage collector stays
 enabled while timing, as in an application (``--no-gc`` disables it).
 
+For Ollama and Gemini, which send each tool call whole, a third stream holds three calls
+of hundreds of KB of arguments each (``--whole-chars``, 900,000 characters in all).
+``--paths`` also times, in the same rounds, laminate with its batches on but the handlers'
+``run`` off, and frame by frame (no batches); ``--plain`` runs everything frame by frame.
+
 Last, the same text is fed in frames ten times smaller, to show how peak memory depends
 on the content and on the number of frames.
 """
