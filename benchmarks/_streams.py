@@ -17,6 +17,9 @@ what a correct normalizer must find in it (the text and the tool arguments).
 Framings: SSE (Gemini's with CRLF line ends, as Google's servers send it), JSON lines
 (Ollama), and AWS binary event stream messages (Bedrock, written with laminate's own
 ``encode_message``; each payload padded with ``p`` as AWS pads it).
+- ``whole_calls_stream(provider, args_chars)``: for Ollama and Gemini, a short text and
+  three calls sent whole, ``args_chars`` characters of arguments in all (hundreds of KB
+  a call): the arguments' objects are nearly all of the stream.
 - ``text_stream_from_deltas(provider, deltas)``: a text answer with the given deltas (the
   same text cut into more, smaller frames must cost no more memory).
 - ``network_chunks(body, size)``: the body cut as a socket would deliver it.
@@ -35,6 +38,7 @@ from laminate._framing.eventstream import encode_message
 
 __all__ = [
     "PROVIDERS",
+    "WHOLE_CALLS",
     "BenchStream",
     "ToolCall",
     "fine_deltas",
@@ -42,6 +46,7 @@ __all__ = [
     "text_stream",
     "text_stream_from_deltas",
     "tools_stream",
+    "whole_calls_stream",
 ]
 
 PROVIDERS: Final = (
@@ -638,7 +643,8 @@ _CALL_IDS: Final[dict[str, Callable[[random.Random, int], str]]] = {
 }
 
 
-_WHOLE_CALLS: Final = frozenset({"ollama", "gemini"})
+WHOLE_CALLS: Final = frozenset({"ollama", "gemini"})
+"""The providers that send each tool call whole, its arguments a JSON object."""
 
 
 def _stream(
@@ -673,10 +679,19 @@ def tools_stream(provider: str, args_chars: int, *, seed: int = 2) -> BenchStrea
     rng = random.Random(seed)
     calls = _calls(rng, args_chars, lambda k: _CALL_IDS[provider](rng, k))
     deltas: list[str] = []
-    if provider in _WHOLE_CALLS:
+    if provider in WHOLE_CALLS:
         # Whole calls in one frame: a preamble as long, in frames, as the others' fragments.
         deltas = fine_deltas(rng, sum(len(c.fragments) for c in calls))
     return _stream(f"{provider} 3 tool calls", provider, rng, deltas, calls)
+
+
+def whole_calls_stream(provider: str, args_chars: int, *, seed: int = 3) -> BenchStream:
+    """Three tool calls sent whole (a provider of :data:`WHOLE_CALLS`) carrying
+    ``args_chars`` characters of arguments in all, after a short text: a stream whose
+    cost is the arguments' objects."""
+    rng = random.Random(seed)
+    calls = _calls(rng, args_chars, lambda k: _CALL_IDS[provider](rng, k))
+    return _stream(f"{provider} 3 whole calls", provider, rng, fine_deltas(rng, 20), calls)
 
 
 def network_chunks(body: bytes, size: int) -> list[bytes]:

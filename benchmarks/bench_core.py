@@ -30,6 +30,11 @@ small machine from counting against whichever case it interrupted; the work is
 single-threaded, so on a quiet machine both clocks agree. The garbage collector stays
 enabled while timing, as in an application (``--no-gc`` disables it).
 
+For Ollama and Gemini, which send each tool call whole, a third stream holds three calls
+of hundreds of KB of arguments each (``--whole-chars``, 900,000 characters in all).
+``--paths`` also times, in the same rounds, laminate with its batches on but the handlers'
+``run`` off, and frame by frame (no batches); ``--plain`` runs everything frame by frame.
+
 Last, the same text is fed in frames ten times smaller, to show how peak memory depends
 on the content and on the number of frames.
 """
@@ -50,17 +55,19 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from _streams import (
     PROVIDERS,
+    WHOLE_CALLS,
     BenchStream,
     fine_deltas,
     network_chunks,
     text_stream,
     text_stream_from_deltas,
     tools_stream,
+    whole_calls_stream,
 )
 
 import laminate
@@ -153,12 +160,48 @@ def laminate_run(stream: BenchStream, chunks: Sequence[bytes]) -> int:
     return n
 
 
-def laminate_with(backend: str, stream: BenchStream, chunks: Sequence[bytes]) -> Runner:
-    """``laminate_run`` with this JSON backend in use (the normalizer binds it on start)."""
+PATHS: Final = ("fast", "batch", "plain")
+"""How laminate reads: ``fast`` as shipped; ``batch``: runs of frames parsed together,
+but each handed to the handler's ``on_frame`` (no ``run``); ``plain``: frame by frame,
+no batches at all (the path a live stream read a token at a time takes)."""
+
+_MAY_BATCH: Final = StreamNormalizer._may_batch
+
+
+def _no_batch(self: StreamNormalizer) -> bool:
+    return False
+
+
+def use_path(path: str, provider: str) -> None:
+    """Read the next streams of ``provider`` by ``path`` (one of :data:`PATHS`)."""
+    StreamNormalizer._may_batch = _MAY_BATCH if path != "plain" else _no_batch  # type: ignore[method-assign]
+    handler = type(StreamNormalizer(provider=provider)._handler)
+    runs = _RUNS.setdefault(handler, handler.__dict__.get("run"))
+    if runs is None:
+        return
+    if path == "fast":
+        if "run" not in handler.__dict__:
+            setattr(handler, "run", runs)  # noqa: B010
+    elif "run" in handler.__dict__:
+        delattr(handler, "run")
+
+
+_RUNS: dict[type, Any] = {}
+
+
+def laminate_with(
+    backend: str, stream: BenchStream, chunks: Sequence[bytes], path: str = "fast"
+) -> Runner:
+    """``laminate_run`` with this JSON backend in use (the normalizer binds it on start),
+    reading by ``path``."""
 
     def run() -> int:
         jsonlib.use(backend)
-        return laminate_run(stream, chunks)
+        use_path(path, stream.provider)
+        try:
+            return laminate_run(stream, chunks)
+        finally:
+            use_path("fast", stream.provider)
 
     return run
 
@@ -375,20 +418,24 @@ class Row:
     peak: int = 0
     sdk: str = ""
     sdk_time: float | None = None
+    paths: dict[str, float] = field(default_factory=dict)  # every case's ratio to the floor
 
 
 def measure(
     stream: BenchStream, args: argparse.Namespace, sdks: dict[str, SDK], log: Callable[[str], None]
 ) -> Row:
     chunks = network_chunks(stream.body, args.chunk)
-    laminate_check(stream, chunks)
-    cases: dict[str, Runner] = {
-        "floor": floor_of(stream),
-        "laminate": laminate_with("stdlib", stream, chunks),
-    }
+    paths = list(PATHS) if args.paths else [args.path]
+    for path in paths:
+        use_path(path, stream.provider)
+        laminate_check(stream, chunks)
+    use_path("fast", stream.provider)
     fast = "orjson" in jsonlib.available() and not args.no_orjson
-    if fast:
-        cases["fast"] = laminate_with("orjson", stream, chunks)
+    backends = ("stdlib", "orjson") if fast else ("stdlib",)
+    cases: dict[str, Runner] = {"floor": floor_of(stream)}
+    for path in paths:
+        for backend in backends:
+            cases[f"{path}, {backend}"] = laminate_with(backend, stream, chunks, path)
     clock = CLOCKS[args.clock]
     events = laminate_run(stream, chunks)
     log(f"  {stream.name}: {len(stream.body):,} bytes, {stream.frames:,} frames, timing...")
@@ -402,9 +449,12 @@ def measure(
         pairs = zip(times["floor"], times[case], strict=True)
         return statistics.median(lam / flo for flo, lam in pairs)
 
-    row = Row(stream, events, min(times["floor"]), min(times["laminate"]), ratio("laminate"))
+    main = f"{args.path}, stdlib"
+    row = Row(stream, events, min(times["floor"]), min(times[main]), ratio(main))
     if fast:
-        row.fast, row.fast_ratio = min(times["fast"]), ratio("fast")
+        main = f"{args.path}, orjson"
+        row.fast, row.fast_ratio = min(times[main]), ratio(main)
+    row.paths = {case: ratio(case) for case in cases if case != "floor"}
     row.peak = peak_memory(lambda: laminate_run(stream, chunks))
     sdk = sdks.get(stream.provider)
     if sdk is not None and not args.no_sdk:
@@ -476,6 +526,28 @@ def table(rows: Sequence[Row]) -> list[str]:
     return out
 
 
+def paths_table(rows: Sequence[Row]) -> list[str]:
+    """Each way of reading against the floor, and what the batches and the handlers'
+    ``run`` save (1 - the batch path's ratio over the plain path's, and so on)."""
+    backends = ["stdlib"] + (["orjson"] if any(r.fast is not None for r in rows) else [])
+    head, rule = "| stream |", "|---|"
+    for backend in backends:
+        head += "".join(f" {path}, {backend} |" for path in PATHS)
+        head += f" batches save, {backend} | run saves, {backend} |"
+        rule += "--:|" * (len(PATHS) + 2)
+    out = [head, rule]
+    for r in rows:
+        line = f"| {r.stream.name} |"
+        for backend in backends:
+            got = {path: r.paths.get(f"{path}, {backend}") for path in PATHS}
+            line += "".join(f" {v:.2f}x |" if v is not None else " — |" for v in got.values())
+            for slow, quick in ((got["plain"], got["batch"]), (got["batch"], got["fast"])):
+                saved = "—" if slow is None or quick is None else f"{1 - quick / slow:+.0%}"
+                line += f" {saved} |"
+        out.append(line)
+    return out
+
+
 def memory_table(results: Sequence[tuple[str, int, int, int, int]], chars: int) -> list[str]:
     out = [
         f"| {chars // 1000} K characters of text | frames | peak memory"
@@ -518,6 +590,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--chunk", type=int, default=16384, help="network read size (16384)")
     parser.add_argument("--text-bytes", type=int, default=2_000_000, help="text body size")
     parser.add_argument("--tool-chars", type=int, default=300_000, help="tool argument size")
+    parser.add_argument(
+        "--whole-chars", type=int, default=900_000, help="whole-object tool arguments size"
+    )
     parser.add_argument("--memory-chars", type=int, default=100_000, help="memory test text")
     parser.add_argument("--no-gc", action="store_true", help="disable gc while timing")
     parser.add_argument(
@@ -526,10 +601,29 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--no-sdk", action="store_true", help="skip the official SDKs")
     parser.add_argument("--no-orjson", action="store_true", help="skip the orjson column")
     parser.add_argument("--provider", action="append", choices=PROVIDERS, help="only these")
+    parser.add_argument(
+        "--plain",
+        dest="path",
+        action="store_const",
+        const="plain",
+        default="fast",
+        help="read frame by frame: batches (and the handlers' run) off",
+    )
+    parser.add_argument(
+        "--paths",
+        action="store_true",
+        help="also time the other ways of reading (batches without run; plain), same rounds",
+    )
+    parser.add_argument(
+        "--streams",
+        default="text,tools,whole",
+        help="which streams: text, tools, whole (large whole-object arguments; Ollama, Gemini)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.repeat, args.sdk_repeat = 1, 1
         args.text_bytes, args.tool_chars, args.memory_chars = 200_000, 30_000, 10_000
+        args.whole_chars = 90_000
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -546,7 +640,12 @@ def main(argv: Sequence[str] | None = None) -> None:
             log(notes[-1])
             continue
         log(f"{provider}: generating streams...")
-        streams = (text_stream(provider, args.text_bytes), tools_stream(provider, args.tool_chars))
+        kinds = args.streams.split(",")
+        streams = [text_stream(provider, args.text_bytes)] if "text" in kinds else []
+        if "tools" in kinds:
+            streams.append(tools_stream(provider, args.tool_chars))
+        if "whole" in kinds and provider in WHOLE_CALLS:
+            streams.append(whole_calls_stream(provider, args.whole_chars))
         rows.extend(measure(stream, args, sdks, log) for stream in streams)
         scaling.append((provider, *memory_scaling(provider, args.memory_chars)))
 
@@ -571,6 +670,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         " (✗ marks a miss)."
         " SDK x floor and the speedup: from the best times."
     )
+    if args.paths:
+        print(
+            "\nEach way of reading against the floor (x floor, the median of the rounds):"
+            " fast, as shipped; batch, runs of frames parsed together but each handed to"
+            " the handler's on_frame; plain, frame by frame. batches save: 1 - batch/plain;"
+            " run saves: 1 - fast/batch.\n"
+        )
+        print("\n".join(paths_table(rows)))
     print("\nPeak memory against the number of frames (laminate; the same text, 10x the frames):\n")
     print("\n".join(memory_table(scaling, args.memory_chars)))
     for note in notes:

@@ -35,7 +35,8 @@ from laminate import (
     normalize,
 )
 from laminate._apis.detect import provider_from_url
-from laminate._apis.gemini.stream import gemini_error, parse_json_path
+from laminate._apis.gemini.arguments import parse_json_path
+from laminate._apis.gemini.stream import gemini_error
 from laminate._apis.registry import api
 
 from .support import (

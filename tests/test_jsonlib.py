@@ -121,3 +121,43 @@ def test_frames_without_the_arguments_marker_need_no_exact_reading() -> None:
         read = jsonlib.exact_where("tool_calls")
         assert read(f'{{"tool_calls": [{BIG}]}}') == {"tool_calls": [BIG]}
         assert read('{"message": {"content": "a"}}') == {"message": {"content": "a"}}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"manager": None, "score": 1.5, "tags": ["a", None]},
+        {"x": math.nan, "y": None},
+        {"x": math.inf, "y": None},
+        {"x": -math.inf, "y": [None]},
+        {"n": BIG, "m": None},
+        {"s": "\x00\x00\x00\x00\x00\x00\xf8\x7f", "z": None},
+    ],
+)
+def test_arguments_sent_as_objects_are_written_as_the_standard_library_writes_them(
+    value: dict[str, object],
+) -> None:
+    for backend in jsonlib.available():
+        jsonlib.use(backend)
+        assert jsonlib.dumps_parsed(value) == jsonlib.dumps(value), backend
+
+
+def _ollama_call(arguments: bytes) -> bytes:
+    return OLLAMA_CALL.replace(b'{"n":%d}' % BIG, arguments)
+
+
+def test_whole_object_arguments_are_the_value_sent() -> None:
+    body = _ollama_call(b'{"a": [1, 2.5, null], "b": {"c": "d\\u00e9"}, "a": 3}')
+    [call] = laminate.collect_sync([body]).tool_uses()
+    assert call.input.value == {"a": 3, "b": {"c": "d\u00e9"}}
+    events = list(laminate.normalize_stream_sync([body]))
+    [delta] = [e for e in events if isinstance(e, laminate.ToolInputDelta)]
+    assert delta.fragment == '{"a":3,"b":{"c":"dé"}}'
+
+
+@pytest.mark.parametrize("number", [b"NaN", b"Infinity", b"-Infinity", b"1e400"])
+def test_whole_object_arguments_holding_no_json_number_are_refused(number: bytes) -> None:
+    body = _ollama_call(b'{"x": %s, "y": null}' % number)
+    [block] = laminate.collect_sync([body]).content
+    assert isinstance(block, laminate.InvalidToolUse)
+    assert "is not JSON" in block.reason

@@ -141,6 +141,7 @@ class _Block:
         "signature",
         "size",
         "view",
+        "whole",
     )
 
     def __init__(self, index: int, kind: int) -> None:
@@ -157,6 +158,9 @@ class _Block:
         self.custom = False  # a custom tool call: its input is text, not JSON
         self.size = 0
         self.data: dict[str, Any] | None = None
+        # A tool call's arguments sent whole, as an object: the value its one fragment
+        # (the value's JSON text) reads back as.
+        self.whole: dict[str, Any] | None = None
 
     def snapshot(self, tool_reason: str) -> ContentBlock:
         """The block as it stands; an unfinished tool call is an ``InvalidToolUse``."""
@@ -180,6 +184,9 @@ class _Block:
             return InvalidToolUse(self.id, self.name, raw, "the provider never named the tool")
         if self.custom:
             return ToolUse(self.id, self.name, FlexValue(raw), self._signature(), "custom")
+        whole = self.whole
+        if whole is not None and self.view is not None and len(self.view) == 1:
+            return ToolUse(self.id, self.name, FlexValue(whole), self._signature())
         args, reason = finalize_tool_input(raw)
         if args is None:
             return InvalidToolUse(self.id, self.name, raw, reason)
@@ -557,6 +564,26 @@ class Assembler:
         _tool_view(event, view)
         _tool_seq(event, len(ends) - 1)
         self.events.append(event)
+
+    def tool_arguments(self, key: Hashable, value: Any) -> None:
+        """A tool call's arguments sent whole, as a parsed JSON value rather than text:
+        :meth:`tool_input` of the value's JSON text. When that text is the call's first
+        fragment the value itself is kept, and the call's arguments are not parsed again
+        from the text when it ends: JSON text written from a parsed value reads back as
+        that value (the one exception, a float the text spells ``NaN`` or ``Infinity``,
+        which JSON has not, is parsed, and refused, as before)."""
+        text = jsonlib.dumps_parsed(value)
+        self.tool_input(key, text)
+        block = self._open.get(key)
+        if (
+            block is not None
+            and block.view is not None
+            and len(block.view) == 1
+            and value.__class__ is dict
+            and "NaN" not in text
+            and "Infinity" not in text
+        ):
+            block.whole = value
 
     def tool_identity(self, key: Hashable, id: str, name: str) -> None:
         """A later fragment repeated the call's id or name: set once, never concatenated."""

@@ -21,6 +21,7 @@ look the functions up on this module at call time for that reason.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 from collections.abc import Callable, Sequence
 from itertools import repeat
@@ -31,6 +32,7 @@ __all__ = [
     "available",
     "batch_loads",
     "dumps",
+    "dumps_parsed",
     "exact_where",
     "loads",
     "loads_exact",
@@ -121,6 +123,28 @@ def _orjson_dumps(value: Any) -> str:
     return data.decode()
 
 
+# A non-finite float as marshal writes it (its eight bytes, little-endian): the NaN and
+# infinities that parsing JSON text gives (float("nan"), float("inf"), float("-inf")).
+_NON_FINITE: Final = tuple(b"\x00" * 6 + end for end in (b"\xf8\x7f", b"\xf0\x7f", b"\xf0\xff"))
+
+
+def _orjson_dumps_parsed(value: Any) -> str:
+    try:
+        data: bytes = _orjson.dumps(value)
+    except TypeError:  # integers past 64 bits
+        return _stdlib_dumps(value)
+    if b"null" in data:
+        # It may stand for a NaN: the value's floats, written by marshal (one pass in C),
+        # tell. Bytes that only look like one send the value to json as before.
+        try:
+            floats = marshal.dumps(value)
+        except ValueError:  # a type marshal does not write: not a parsed value
+            return _stdlib_dumps(value)
+        if any(pattern in floats for pattern in _NON_FINITE):
+            return _stdlib_dumps(value)
+    return data.decode()
+
+
 loads: Callable[[str | bytes], Any] = _stdlib_loads
 """Parse JSON text (``str`` or UTF-8 ``bytes``) as :func:`json.loads` would (integers
 past 64 bits aside: see :func:`loads_exact`)."""
@@ -128,6 +152,9 @@ loads_exact: Callable[[str | bytes], Any] = _stdlib_loads
 """Parse JSON text exactly as :func:`json.loads` would, big integers included."""
 dumps: Callable[[Any], str] = _stdlib_dumps
 """Compact JSON text of a value, non-ASCII characters as they are."""
+dumps_parsed: Callable[[Any], str] = _stdlib_dumps
+""":func:`dumps` for a value parsed from JSON text (tool arguments sent as an object):
+the same text, found without a second writer where orjson's holds ``null``."""
 BACKEND = "stdlib"
 """``"orjson"`` or ``"stdlib"``: which one is in use."""
 
@@ -212,12 +239,14 @@ def available() -> tuple[str, ...]:
 
 def use(backend: str) -> None:
     """Switch to ``"orjson"`` or ``"stdlib"``."""
-    global loads, loads_exact, dumps, BACKEND  # noqa: PLW0603 (the switch is the point)
+    global loads, loads_exact, dumps, dumps_parsed, BACKEND  # noqa: PLW0603 (the switch is the point)
     if backend == "orjson" and _orjson is not None:
         loads, loads_exact, dumps = _orjson_loads, _orjson_loads_exact, _orjson_dumps
+        dumps_parsed = _orjson_dumps_parsed
         BACKEND = "orjson"
     elif backend == "stdlib":
         loads, loads_exact, dumps = _stdlib_loads, _stdlib_loads, _stdlib_dumps
+        dumps_parsed = _stdlib_dumps
         BACKEND = "stdlib"
     else:
         raise ValueError(f"JSON backend {backend!r} is not available; use one of {available()}")

@@ -25,7 +25,6 @@ from ..base import (
     end_at_done_marker,
     error_from_payload,
     int_or_none,
-    json_text,
     shape_error,
     stop_reason_from,
     str_or_empty,
@@ -260,7 +259,7 @@ class AnthropicHandler:
                 asm.tool_start(key, str_or_empty(block.get("id")), str_or_empty(block.get("name")))
                 initial = block.get("input")
                 if isinstance(initial, Mapping) and initial:  # a complete body's block
-                    asm.tool_input(key, json_text(initial))
+                    asm.tool_arguments(key, initial)
             case other:
                 # Server tools, their results and any block type added later.
                 data = {k: v for k, v in block.items() if k != "type"}

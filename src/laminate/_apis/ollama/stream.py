@@ -16,7 +16,6 @@ from ..base import (
     HandlerOptions,
     error_from_payload,
     int_or_none,
-    json_text,
     shape_error,
     stop_reason_from,
     str_or_empty,
@@ -172,7 +171,7 @@ class OllamaHandler:
         if isinstance(arguments, str):
             asm.tool_input(key, arguments)
         elif arguments is not None:
-            asm.tool_input(key, json_text(arguments))
+            asm.tool_arguments(key, arguments)
 
     def _on_done(self, obj: Mapping[str, Any]) -> None:
         asm = self.assembler
