@@ -23,6 +23,7 @@ from .._core.events import Event, ToolInputDelta
 from .._core.response import NormalizedResponse
 from .._core.serialize import event_to_dict, response_to_dict
 from .._normalizer import StreamNormalizer
+from . import proxy
 from .server import DEMO_PACE, PATHS, PROVIDERS
 
 if TYPE_CHECKING:
@@ -602,6 +603,7 @@ def _parser() -> argparse.ArgumentParser:
         "--port", type=_port, default=0, help="with --web: the page's port (default: a free one)"
     )
     demo.add_argument("--no-open", action="store_true", help="with --web: do not open a browser")
+    proxy.add_parser(commands)
     return parser
 
 
