@@ -24,8 +24,8 @@ from typing import Any
 import httpx
 import pytest
 
+from laminate import TranslationError, translate_request
 from laminate._apis.registry import APIS
-from laminate._proxy.translation import TranslationUnavailable, translate
 from laminate.proxy import Backend, ProxyConfig, Timeouts, config_from_toml, proxy_server
 
 from .scripted_backend import ScriptedBackend, scripted_backend
@@ -37,12 +37,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _translates(source: str, target: str) -> bool:
+    """Whether requests of ``source`` can be written for ``target`` in this build."""
     try:
-        translate({"model": "m", "messages": []}, source, target, path="/")
-    except TranslationUnavailable:
-        return False
-    except Exception:
-        return True
+        translate_request({"model": "m"}, source, target)
+    except TranslationError as exc:
+        return exc.reason != "unsupported"
     return True
 
 

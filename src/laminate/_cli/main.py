@@ -1,4 +1,5 @@
-"""The ``laminate`` command line: ``replay``, ``record``, ``serve`` and ``demo``.
+"""The ``laminate`` command line: ``replay``, ``record``, ``serve``, ``demo`` and
+``translate``.
 
 Every failure is one line on standard error, ``laminate: <what went wrong>``, and a
 non-zero exit status: 2 for a bad command line, 1 for everything else.
@@ -23,7 +24,7 @@ from .._core.events import Event, ToolInputDelta
 from .._core.response import NormalizedResponse
 from .._core.serialize import event_to_dict, response_to_dict
 from .._normalizer import StreamNormalizer
-from . import proxy
+from . import proxy, translate
 from .server import DEMO_PACE, PATHS, PROVIDERS
 
 if TYPE_CHECKING:
@@ -603,6 +604,7 @@ def _parser() -> argparse.ArgumentParser:
         "--port", type=_port, default=0, help="with --web: the page's port (default: a free one)"
     )
     demo.add_argument("--no-open", action="store_true", help="with --web: do not open a browser")
+    translate.add_parser(commands)
     proxy.add_parser(commands)
     return parser
 

@@ -50,7 +50,8 @@ except ImportError as exc:  # pragma: no cover - the extra is installed in the t
 
 from .._apis.registry import APIS
 from .._apis.spec import Endpoint, Http
-from .._core.errors import LaminateError, ProviderError, StreamTimeoutError
+from .._apis.translate import Translation, translate_request
+from .._core.errors import LaminateError, ProviderError, StreamTimeoutError, TranslationError
 from .._core.response import Usage
 from .._encode.encoder import StreamEncoder, encode_response
 from .._io.adapters import collect, normalize_stream
@@ -59,7 +60,6 @@ from .._io.sources import http_error
 from .._normalizer import StreamNormalizer
 from .backend import backend_headers, backend_url, forwarded_headers, strip_query_key
 from .config import Backend, ConfigError, ProxyConfig
-from .translation import Translation, translate
 
 __all__ = ["Exchange", "app"]
 
@@ -265,7 +265,13 @@ class _Proxy:
             headers = forwarded_headers(request.headers.items())
             return _Call(backend, url, body, _signed(backend, url, body, headers), False, None)
         try:
-            translation = translate(data, api, backend.api, path=path_and_query)
+            translation = translate_request(data, api, backend.api, path=path_and_query)
+        except TranslationError as exc:
+            if exc.reason == "unsupported":
+                raise _Refusal(501, f"a {backend.api} backend cannot take it: {exc}") from None
+            raise _Refusal(
+                400, f"the request cannot be translated for {backend.api}: {exc}"
+            ) from None
         except LaminateError as exc:
             raise _Refusal(
                 400, f"the request cannot be sent to a {backend.api} backend: {exc}"
