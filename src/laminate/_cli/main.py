@@ -14,13 +14,13 @@ import sys
 from collections.abc import Sequence
 
 from .._core.errors import LaminateError, ProviderError, UnknownProviderError
-from . import demo_command, record, replay, serve, translate
+from . import demo_command, proxy, record, replay, serve, translate
 from .common import CommandError, Parser, UsageError
 from .replay import split_bytes
 
 __all__ = ["main", "split_bytes"]
 
-COMMANDS = (replay, record, serve, demo_command, translate)
+COMMANDS = (replay, record, serve, demo_command, translate, proxy)
 """The commands, in the order ``--help`` lists them."""
 
 

@@ -3,7 +3,8 @@ server's non-streaming answers)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Final
 
 from ..._core.flex import FlexValue
 from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
@@ -68,3 +69,23 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
 def error_body(status: int, kind: str, message: str) -> dict[str, Any]:
     """An error body as AWS sends one: the type goes in a header, not the body."""
     return {"message": message}
+
+
+# What AWS names in the `x-amzn-errortype` header; boto3 raises a ClientError with it.
+_KINDS: Final[Mapping[int, str]] = {
+    400: "ValidationException",
+    401: "UnrecognizedClientException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    408: "ModelTimeoutException",
+    413: "ValidationException",
+    424: "ModelErrorException",
+    429: "ThrottlingException",
+    503: "ServiceUnavailableException",
+    504: "ModelTimeoutException",
+}
+
+
+def error_kind(status: int) -> str:
+    """The exception name Bedrock gives an HTTP status."""
+    return _KINDS.get(status, "InternalServerException" if status >= 500 else "ValidationException")

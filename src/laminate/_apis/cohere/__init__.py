@@ -6,13 +6,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .. import shapes
-from ..spec import Api, Endpoint, Mock, Sdk
+from ..spec import Api, Endpoint, Http, Mock, Sdk
 from . import request
 from .body import write_body
 from .encode import CARRIES, CohereWriter, sources
 from .stream import CohereHandler, parse_body
 
 __all__ = ["API"]
+
+_ENDPOINTS = (Endpoint("/v2/chat", streams=False),)
 
 # Every v2 event type. Hyphenated, unlike Anthropic's: no other API sends these.
 _EVENTS: Final = frozenset(
@@ -71,8 +73,9 @@ API = Api(
     matches_frame=_matches_frame,
     matches_body=_matches_body,
     sdk=Sdk(modules=("cohere",)),
+    http=Http(endpoints=_ENDPOINTS),
     mock=Mock(
-        endpoints=(Endpoint("/v2/chat", streams=False),),
+        endpoints=_ENDPOINTS,
         demo_model="command-a-03-2025",
         demo_path="/v2/chat",
         demo_request=shapes.chat_request,

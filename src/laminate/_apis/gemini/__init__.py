@@ -6,14 +6,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..spec import Api, Endpoint, Mock
+from ..spec import Api, Endpoint, Http, Mock
 from . import request
-from .body import error_body, write_body
+from .body import error_body, error_kind, write_body
 from .encode import CARRIES, GeminiWriter, sources
 from .sdk import SDK
 from .stream import GeminiHandler, parse_body
 
 __all__ = ["API"]
+
+# The model is named in the path; the method after the colon says whether the answer
+# streams (requests carry no `stream` field).
+_ENDPOINTS = tuple(
+    Endpoint(f"/{version}/models/{{model}}:{method}", streams, model="[^/:]+")
+    for version in ("v1beta", "v1")
+    for method, streams in (("streamGenerateContent", True), ("generateContent", False))
+)
 
 
 def _matches_url(path: str) -> bool:
@@ -56,14 +64,15 @@ API = Api(
     matches_body=_is_response,
     turn_key="contents",
     sdk=SDK,
+    http=Http(
+        endpoints=_ENDPOINTS,
+        key_headers=("x-goog-api-key",),
+        key_query="key",
+        error_body=error_body,
+        error_kind=error_kind,
+    ),
     mock=Mock(
-        # The model is named in the path; the method after the colon says whether the
-        # answer streams (requests carry no `stream` field).
-        endpoints=tuple(
-            Endpoint(f"/{version}/models/{{model}}:{method}", streams, model="[^/:]+")
-            for version in ("v1beta", "v1")
-            for method, streams in (("streamGenerateContent", True), ("generateContent", False))
-        ),
+        endpoints=_ENDPOINTS,
         error_body=error_body,
         sse_query="alt=sse",
         demo_model="gemini-3-pro-preview",

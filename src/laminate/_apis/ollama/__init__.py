@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import shapes
-from ..spec import Api, Endpoint, Mock
+from ..spec import Api, Endpoint, Http, Mock
 from . import request
 from .body import error_body, write_body
 from .encode import CARRIES, OllamaWriter
@@ -14,6 +14,8 @@ from .sdk import SDK
 from .stream import OllamaHandler, parse_body
 
 __all__ = ["API"]
+
+_ENDPOINTS = (Endpoint("/api/chat", streams=True),)
 
 
 def _matches_url(path: str) -> bool:
@@ -47,8 +49,9 @@ API = Api(
     matches_frame=_matches_frame,
     matches_body=_matches_body,
     sdk=SDK,
+    http=Http(endpoints=_ENDPOINTS, error_body=error_body),
     mock=Mock(
-        endpoints=(Endpoint("/api/chat", streams=True),),
+        endpoints=_ENDPOINTS,
         error_body=error_body,
         demo_model="qwen3:8b",
         demo_path="/api/chat",

@@ -6,13 +6,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import shapes
-from ..spec import Api, Endpoint, Mock, Sdk
+from ..spec import Api, Endpoint, Http, Mock, Sdk
 from . import request
 from .body import write_body
 from .encode import CARRIES, OpenAIChatWriter, sources
 from .stream import OpenAIChatHandler, parse_body
 
 __all__ = ["API"]
+
+_ENDPOINTS = (Endpoint("/v1/chat/completions", streams=False),)
 
 
 def _matches_url(path: str) -> bool:
@@ -49,8 +51,9 @@ API = Api(
         accepted="openai Stream / AsyncStream, with_streaming_response, litellm chunk iterators",
         holds_response=("openai",),
     ),
+    http=Http(endpoints=_ENDPOINTS, base_path="/v1"),
     mock=Mock(
-        endpoints=(Endpoint("/v1/chat/completions", streams=False),),
+        endpoints=_ENDPOINTS,
         demo_model="deepseek-reasoner",
         demo_path="/v1/chat/completions",
         demo_request=shapes.chat_request,

@@ -5,13 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..spec import Api, Endpoint, Mock, Sdk
+from ..spec import Api, Endpoint, Http, Mock, Sdk
 from . import request
 from .body import write_body
 from .encode import CARRIES, OpenAIResponsesWriter, sources
 from .stream import OpenAIResponsesHandler, parse_body
 
 __all__ = ["API"]
+
+_ENDPOINTS = (Endpoint("/v1/responses", streams=False),)
 
 
 def _matches_url(path: str) -> bool:
@@ -52,8 +54,9 @@ API = Api(
         modules=("openai.types.responses", "openai.lib.streaming.responses"),
         holds_response=("openai",),
     ),
+    http=Http(endpoints=_ENDPOINTS, base_path="/v1"),
     mock=Mock(
-        endpoints=(Endpoint("/v1/responses", streams=False),),
+        endpoints=_ENDPOINTS,
         demo_model="gpt-5-mini",
         demo_path="/v1/responses",
         demo_request=request.first_request,
