@@ -1,0 +1,169 @@
+"""The real coding agents through ``laminate proxy``: Claude Code and Codex each run their
+own tool loop against a scripted model that speaks another API.
+
+The scripted model (tests/agent_backend.py) calls the agent's file tool (Claude Code's
+``Write``, Codex's shell tool ``exec_command``); the agent runs it; the model then answers
+a marker with the start of the tool's result. A test passes when the file is on disk with
+the model's content, the agent printed the marker, and the model saw the tool result under
+the id it gave its call. Each agent is first run against the scripted model directly, in
+its own API, so a failure through the proxy is the proxy's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from laminate._core import jsonlib
+
+from .agent_backend import AgentModel, Script, agent_model
+from .agents import CLAUDE, CODEX, Run, needs, run_claude, run_codex
+
+CONTENT: Final = "written by the scripted model"
+FILE: Final = "note.txt"
+TASK: Final = f"Write the file {FILE}."
+BACKEND_MODEL: Final = "scripted-model"
+# Where a call's id comes back with its result: the APIs whose tool calls carry ids.
+IDS: Final = frozenset({"anthropic", "openai", "openai-responses", "bedrock", "cohere"})
+
+CLAUDE_BACKENDS: Final = ("openai", "openai-responses", "gemini", "ollama", "bedrock", "cohere")
+CODEX_BACKENDS: Final = ("anthropic", "gemini", "openai", "ollama")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def json_backend() -> str:
+    """One JSON backend (the one installed first): the agents take seconds a run, and the
+    proxy's own tests run every backend already."""
+    return jsonlib.BACKEND
+
+
+def _write_arguments(request: str) -> dict[str, Any]:
+    # Claude Code's Write takes an absolute path; the working directory is said only in
+    # its prompt (a system message), which every backend API carries somewhere.
+    found = re.search(r"Primary working directory: ([^\s\"\\]+)", request)
+    folder = found.group(1) if found else "/nonexistent-working-directory"
+    return {"file_path": f"{folder}/{FILE}", "content": CONTENT}
+
+
+def _shell_arguments(request: str) -> dict[str, Any]:
+    # Codex runs the command in its working directory.
+    return {"cmd": f"printf '%s' '{CONTENT}' > {FILE}"}
+
+
+def _script(agent: str, backend: str) -> Script:
+    marker = f"DONE-{agent}-{backend}-7f3a"
+    if agent == CLAUDE:
+        return Script("Write", _write_arguments, marker)
+    return Script("exec_command", _shell_arguments, marker)
+
+
+@contextmanager
+def _proxy_for(backend: str, url: str) -> Iterator[str]:
+    """The proxy on a free loopback port, every model routed to the scripted model."""
+    proxy = pytest.importorskip("laminate.proxy", reason="the proxy extra is not installed")
+    config = proxy.ProxyConfig(backends=(proxy.Backend(backend, url, model=BACKEND_MODEL),))
+    with proxy.proxy_server(config) as proxy_url:
+        yield proxy_url
+
+
+def _printed(agent: str, run: Run) -> str:
+    """The agent's final answer, from its JSON output."""
+    if agent == CLAUDE:
+        return str(json.loads(run.stdout).get("result"))
+    texts = []
+    for line in run.stdout.splitlines():
+        event = json.loads(line) if line.startswith("{") else {}
+        item = event.get("item") or {}
+        if event.get("type") == "item.completed" and item.get("type") == "agent_message":
+            texts.append(item.get("text", ""))
+    return "\n".join(texts)
+
+
+def _check(agent: str, backend: str, run: Run, model: AgentModel, script: Script) -> None:
+    seen = f"{run.describe()}\n--- the scripted model saw\n{model.seen.summary()}"
+    assert model.seen.of("call"), f"the model was never asked with the agent's tool\n{seen}"
+    written = run.workdir / FILE
+    assert written.is_file(), f"the agent did not write {FILE}\n{seen}"
+    assert written.read_text() == CONTENT, seen
+    finals = model.seen.of("final")
+    assert finals, f"the tool's result never reached the model\n{seen}"
+    assert all(t.api == backend for t in model.seen.turns), seen
+    if backend in IDS:
+        assert finals[-1].result_id == script.call_id, seen
+    assert run.returncode == 0, seen
+    assert script.marker in _printed(agent, run), seen
+
+
+def _run(agent: str, url: str, tmp: Path) -> Run:
+    if agent == CLAUDE:
+        return run_claude(url, TASK, tmp)
+    return run_codex(url, TASK, tmp)
+
+
+# -- the agents on their own API, without the proxy: the script and the harness hold ----
+
+
+@needs(CLAUDE)
+def test_claude_code_on_the_scripted_model_directly(tmp_path: Path) -> None:
+    script = _script(CLAUDE, "anthropic")
+    with agent_model(script) as (url, model):
+        run = _run(CLAUDE, url, tmp_path)
+    _check(CLAUDE, "anthropic", run, model, script)
+
+
+@needs(CODEX)
+def test_codex_on_the_scripted_model_directly(tmp_path: Path) -> None:
+    script = _script(CODEX, "openai-responses")
+    with agent_model(script) as (url, model):
+        run = _run(CODEX, url, tmp_path)
+    _check(CODEX, "openai-responses", run, model, script)
+
+
+# -- through the proxy ---------------------------------------------------------------------
+
+
+def _through_proxy(agent: str, backend: str, tmp: Path) -> None:
+    script = _script(agent, backend)
+    with agent_model(script) as (url, model), _proxy_for(backend, url) as proxy_url:
+        run = _run(agent, proxy_url, tmp)
+    _check(agent, backend, run, model, script)
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Credentials for the proxy to sign Bedrock requests with (the scripted model does
+    not check them)."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDLAMINATETEST")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "laminate-test-secret")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_CONFIG_FILE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@needs(CLAUDE)
+def test_claude_code_through_the_proxy_on_anthropic(tmp_path: Path) -> None:
+    _through_proxy(CLAUDE, "anthropic", tmp_path)
+
+
+@needs(CODEX)
+def test_codex_through_the_proxy_on_responses(tmp_path: Path) -> None:
+    _through_proxy(CODEX, "openai-responses", tmp_path)
+
+
+@needs(CLAUDE)
+@pytest.mark.parametrize("backend", CLAUDE_BACKENDS)
+def test_claude_code_on_another_api(backend: str, tmp_path: Path, aws_env: None) -> None:
+    _through_proxy(CLAUDE, backend, tmp_path)
+
+
+@needs(CODEX)
+@pytest.mark.parametrize("backend", CODEX_BACKENDS)
+def test_codex_on_another_api(backend: str, tmp_path: Path, aws_env: None) -> None:
+    _through_proxy(CODEX, backend, tmp_path)
