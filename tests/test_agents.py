@@ -67,7 +67,9 @@ def _script(agent: str, backend: str) -> Script:
 def _proxy_for(backend: str, url: str) -> Iterator[str]:
     """The proxy on a free loopback port, every model routed to the scripted model."""
     proxy = pytest.importorskip("laminate.proxy", reason="the proxy extra is not installed")
-    config = proxy.ProxyConfig(backends=(proxy.Backend(backend, url, model=BACKEND_MODEL),))
+    # The base URL as the API's official SDK takes it: OpenAI's end in /v1.
+    base = f"{url}/v1" if backend in ("openai", "openai-responses") else url
+    config = proxy.ProxyConfig(backends=(proxy.Backend(backend, base, model=BACKEND_MODEL),))
     with proxy.proxy_server(config) as proxy_url:
         yield proxy_url
 
