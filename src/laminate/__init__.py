@@ -1,5 +1,12 @@
 """laminate: one event stream for every LLM provider's streamed answer."""
 
+from ._apis.translate import (
+    Translation,
+    WrittenRequest,
+    read_request,
+    translate_request,
+    write_request,
+)
 from ._apis.wire import append_turn, assistant_message, tool_results
 from ._core.coerce import Change
 from ._core.errors import (
@@ -11,6 +18,7 @@ from ._core.errors import (
     ProviderError,
     StreamReadError,
     StreamTimeoutError,
+    TranslationError,
     UnknownProviderError,
 )
 from ._core.events import (
@@ -25,6 +33,17 @@ from ._core.events import (
     ToolInputDelta,
 )
 from ._core.flex import FlexValue
+from ._core.request import (
+    CachePoint,
+    Document,
+    Image,
+    JsonSchema,
+    Loss,
+    Message,
+    Request,
+    ToolResult,
+    ToolSpec,
+)
 from ._core.response import (
     ContentBlock,
     InvalidToolUse,
@@ -64,31 +83,38 @@ from ._io.complete import (
 )
 from ._normalizer import StreamNormalizer
 from ._tools.envelope import CallLedger, FinalAnswer, ToolCallRequest, parse_envelope, to_envelopes
-from ._tools.registry import Tool, ToolRegistry, ToolResult
+from ._tools.registry import Tool, ToolRegistry
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BlockEnd",
     "BlockStart",
+    "CachePoint",
     "CallLedger",
     "Change",
     "ContentBlock",
+    "Document",
     "EnvelopeError",
     "Event",
     "ExtractError",
     "FinalAnswer",
     "FlexValue",
+    "Image",
     "IncompleteStreamError",
     "InvalidToolUse",
+    "JsonSchema",
     "LaminateError",
+    "Loss",
     "MalformedStreamError",
+    "Message",
     "NormalizedResponse",
     "NormalizedStream",
     "NormalizedStreamSync",
     "ProviderError",
     "Reasoning",
     "ReasoningDelta",
+    "Request",
     "ResponseDone",
     "ResponseStart",
     "StopReason",
@@ -104,10 +130,14 @@ __all__ = [
     "ToolInputDelta",
     "ToolRegistry",
     "ToolResult",
+    "ToolSpec",
     "ToolUse",
+    "Translation",
+    "TranslationError",
     "Unknown",
     "UnknownProviderError",
     "Usage",
+    "WrittenRequest",
     "append_turn",
     "assistant_message",
     "collect",
@@ -128,6 +158,9 @@ __all__ = [
     "parse_ollama_response",
     "parse_openai_response",
     "parse_responses_response",
+    "read_request",
     "to_envelopes",
     "tool_results",
+    "translate_request",
+    "write_request",
 ]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .._core.assembler import Assembler
+from .._core.request import Loss, Request
 from .base import Handler
 from .sources import Source, no_sources
 
@@ -36,10 +37,13 @@ __all__ = [
     "SdkEvents",
     "ToolDefinition",
     "ToolOutcome",
+    "WrittenBody",
     "common_error_body",
 ]
 
 Message = dict[str, Any]
+WrittenBody = tuple[dict[str, Any], str, list[Loss]]
+"""What a request writer gives: the body, the path (and query) to send it to, the losses."""
 Framing = Literal["sse", "ndjson", "json-array", "eventstream"]
 
 
@@ -219,6 +223,18 @@ class Api:
     """The ``Content-Type`` of its streams; ``None``: the usual one of its framing."""
     error_type_header: str | None = None
     """A response header that names an error's type when its error body does not."""
+    read_request: Callable[[Mapping[str, Any], str | None], Request] | None = None
+    """Reads a request body of this API, with the path (and query) it was sent to when
+    known, into the neutral :class:`~laminate.Request` (``TranslationError`` naming
+    the path of anything that is not a valid request)."""
+    write_request: Callable[[Request], WrittenBody] | None = None
+    """Writes a neutral request as a body of this API: ``(body, path, losses)``. Names and
+    ids are already acceptable to the API (see ``tool_name_rule``, ``call_id_rule``)."""
+    tool_name_rule: str = r"[A-Za-z0-9_-]{1,64}"
+    """The tool names it accepts (a regular expression matched whole); others are
+    renamed reversibly before writing."""
+    call_id_rule: str = r".+"
+    """The tool-call ids it accepts; others are renamed reversibly before writing."""
     sdk: Sdk = Sdk()
     """How its SDKs' objects are recognised."""
     mock: Mock | None = None

@@ -16,6 +16,7 @@ __all__ = [
     "ProviderError",
     "StreamReadError",
     "StreamTimeoutError",
+    "TranslationError",
     "UnknownProviderError",
 ]
 
@@ -130,3 +131,17 @@ class EnvelopeError(LaminateError):
         super().__init__(message)
         self.path = path
         self.reason = reason
+
+
+class TranslationError(LaminateError):
+    """A request could not be read or written: ``path`` names where in the body (``""``
+    for the body itself), ``reason`` what is wrong (for a loss refused with
+    ``strict=True``: the loss's reason, and ``losses`` every loss found)."""
+
+    def __init__(
+        self, message: str, *, path: str = "", reason: str = "", losses: list[Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.reason = reason
+        self.losses = list(losses or ())

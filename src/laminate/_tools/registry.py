@@ -43,6 +43,7 @@ import anyio.to_thread
 from .._apis.wire import tool_definitions
 from .._core.coerce import _is_pydantic_model, coerce
 from .._core.errors import ExtractError
+from .._core.request import ToolResult
 from .._core.response import InvalidToolUse, NormalizedResponse, ToolUse
 from .schema import FunctionSpec, describe_function, strict_problem, strict_schema
 
@@ -55,18 +56,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 # What every supported API accepts as a function name (OpenAI: "a-z, A-Z, 0-9, underscores
 # and dashes, with a maximum length of 64"; Anthropic: ``^[a-zA-Z0-9_-]{1,64}$``).
 _NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-@dataclass(frozen=True, slots=True)
-class ToolResult:
-    """The outcome of one call: ``output`` is what the model will read; ``ok`` is false
-    when the call failed (``output`` then says why, without an ``Error:`` prefix: the
-    wire shapes add one where the API has no error flag)."""
-
-    call_id: str
-    name: str
-    output: str
-    ok: bool
 
 
 @dataclass(frozen=True, slots=True)

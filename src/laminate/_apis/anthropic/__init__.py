@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from ..._core.assembler import Assembler
 from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
-from . import requests
+from . import request
 from .body import error_body, write_body
 from .encode import AnthropicWriter, sources
 from .stream import AnthropicHandler, parse_body
@@ -62,9 +62,12 @@ API = Api(
     framing="sse",
     handler=_handler,
     read_body=_read_body,
-    tool=requests.tool,
-    assistant=requests.assistant,
-    results=requests.results,
+    tool=request.tool,
+    read_request=request.read_request,
+    write_request=request.write_request,
+    call_id_rule=r"[A-Za-z0-9_-]+",
+    assistant=request.assistant,
+    results=request.results,
     write_body=write_body,
     encoder=AnthropicWriter,
     sources=sources,
@@ -81,6 +84,6 @@ API = Api(
         error_body=error_body,
         demo_model="claude-sonnet-4-5",
         demo_path="/v1/messages",
-        demo_request=requests.first_request,
+        demo_request=request.first_request,
     ),
 )

@@ -10,7 +10,7 @@ from urllib.parse import unquote
 from ..._core.assembler import Assembler
 from ..._framing.eventstream import is_exception_name
 from ..spec import Api, Endpoint, HandlerOptions, Mock
-from . import requests
+from . import request
 from .body import error_body, write_body
 from .encode import BedrockWriter, sources
 from .sdk import SDK
@@ -60,9 +60,12 @@ API = Api(
     framing="eventstream",
     handler=_handler,
     read_body=_read_body,
-    tool=requests.tool,
-    assistant=requests.assistant,
-    results=requests.results,
+    tool=request.tool,
+    assistant=request.assistant,
+    results=request.results,
+    read_request=request.read_request,
+    write_request=request.write_request,
+    call_id_rule=r"[A-Za-z0-9_-]{1,64}",
     write_body=write_body,
     encoder=BedrockWriter,
     sources=sources,
@@ -82,6 +85,6 @@ API = Api(
         error_body=error_body,
         demo_model="us.anthropic.claude-sonnet-4-5-20250929-v1:0",
         demo_path="/model/{model}/converse-stream",
-        demo_request=requests.first_request,
+        demo_request=request.first_request,
     ),
 )

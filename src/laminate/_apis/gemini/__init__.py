@@ -8,7 +8,7 @@ from typing import Any
 
 from ..._core.assembler import Assembler
 from ..spec import Api, Endpoint, HandlerOptions, Mock
-from . import requests
+from . import request, requests
 from .body import error_body, write_body
 from .encode import GeminiWriter, sources
 from .sdk import SDK
@@ -53,6 +53,9 @@ API = Api(
     tools_array=requests.tools_array,
     assistant=requests.assistant,
     results=requests.results,
+    read_request=request.read_request,
+    write_request=request.write_request,
+    tool_name_rule=r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}",
     write_body=write_body,
     encoder=GeminiWriter,
     sources=sources,

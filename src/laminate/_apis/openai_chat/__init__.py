@@ -8,7 +8,7 @@ from typing import Any
 from ..._core.assembler import Assembler
 from .. import shapes
 from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
-from . import requests
+from . import request
 from .body import write_body
 from .encode import OpenAIChatWriter, sources
 from .stream import OpenAIChatHandler, parse_body
@@ -41,9 +41,11 @@ API = Api(
     framing="sse",
     handler=_handler,
     read_body=_read_body,
-    tool=requests.tool,
-    assistant=requests.assistant,
-    results=requests.results,
+    tool=request.tool,
+    read_request=request.read_request,
+    write_request=request.write_request,
+    assistant=request.assistant,
+    results=request.results,
     write_body=write_body,
     encoder=OpenAIChatWriter,
     sources=sources,

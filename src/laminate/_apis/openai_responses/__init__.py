@@ -7,7 +7,7 @@ from typing import Any
 
 from ..._core.assembler import Assembler
 from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
-from . import requests
+from . import request
 from .body import write_body
 from .encode import OpenAIResponsesWriter, sources
 from .stream import OpenAIResponsesHandler, parse_body
@@ -43,9 +43,12 @@ API = Api(
     framing="sse",
     handler=_handler,
     read_body=_read_body,
-    tool=requests.tool,
-    assistant=requests.assistant,
-    results=requests.results,
+    tool=request.tool,
+    read_request=request.read_request,
+    write_request=request.write_request,
+    call_id_rule=r".{1,64}",
+    assistant=request.assistant,
+    results=request.results,
     write_body=write_body,
     encoder=OpenAIResponsesWriter,
     sources=sources,
@@ -61,6 +64,6 @@ API = Api(
         endpoints=(Endpoint("/v1/responses", streams=False),),
         demo_model="gpt-5-mini",
         demo_path="/v1/responses",
-        demo_request=requests.first_request,
+        demo_request=request.first_request,
     ),
 )
