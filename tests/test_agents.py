@@ -77,7 +77,10 @@ def _proxy_for(backend: str, url: str) -> Iterator[str]:
 def _printed(agent: str, run: Run) -> str:
     """The agent's final answer, from its JSON output."""
     if agent == CLAUDE:
-        return str(json.loads(run.stdout).get("result"))
+        try:
+            return str(json.loads(run.stdout).get("result"))
+        except ValueError:
+            return run.stdout
     texts = []
     for line in run.stdout.splitlines():
         event = json.loads(line) if line.startswith("{") else {}
