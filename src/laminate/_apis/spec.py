@@ -5,16 +5,18 @@ lists them. The normalizer, the complete-body reader, the tool loop, the SDK ada
 mock server and the demo look an API up here and never name one, so adding an API is one
 package plus one line.
 
-What only the edges need is grouped in two small records beside the core fields:
-:class:`Sdk` (how the API's SDKs are recognised without importing them) and :class:`Mock`
-(how the mock server answers as the API, and the demo's first request to it).
+What only the edges need is grouped in small records beside the core fields:
+:class:`Sdk` (how the API's SDKs are recognised without importing them), :class:`Http`
+(where its clients send requests, how they present a key and read an error: what the
+translating proxy serves and calls) and :class:`Mock` (how the mock server answers as the
+API, and the demo's first request to it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from .._core.assembler import Assembler
 from .._core.request import Loss, Request
@@ -31,6 +33,7 @@ __all__ = [
     "Endpoint",
     "Framing",
     "HandlerOptions",
+    "Http",
     "Message",
     "Mock",
     "Sdk",
@@ -39,6 +42,7 @@ __all__ = [
     "ToolOutcome",
     "WrittenBody",
     "common_error_body",
+    "common_error_kind",
 ]
 
 Message = dict[str, Any]
@@ -151,6 +155,51 @@ def common_error_body(status: int, kind: str, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
 
+_COMMON_KINDS: Final[Mapping[int, str]] = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "invalid_request_error",
+    429: "rate_limit_error",
+}
+
+
+def common_error_kind(status: int) -> str:
+    """The error type most APIs give an HTTP status (OpenAI's words)."""
+    return _COMMON_KINDS.get(status, "server_error" if status >= 500 else "invalid_request_error")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Http:
+    """How an API's clients reach it over HTTP: where they send requests, how they
+    present a key, and how they read an error. The translating proxy serves these
+    endpoints and calls them on a backend."""
+
+    endpoints: tuple[Endpoint, ...]
+    """Its chat endpoints; exact paths are tried before paths that name a model."""
+    base_path: str = ""
+    """The start of every endpoint path that the official SDKs' base URL already holds
+    (``"/v1"`` when the base URL ends in ``/v1``)."""
+    key_headers: tuple[str, ...] = ("authorization",)
+    """The request headers a client may present its key in, the one to send first
+    (``authorization`` holds ``Bearer <key>``, every other header the key itself)."""
+    key_query: str | None = None
+    """A query parameter a client may present its key in instead."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """Headers every request to the API must carry (a version, for one)."""
+    error_body: Callable[[int, str, str], dict[str, Any]] = common_error_body
+    """An error body, from ``(status, error type, message)``, in the shape its clients
+    read."""
+    error_kind: Callable[[int], str] = common_error_kind
+    """The error type its clients expect for an HTTP status."""
+    count_tokens: str | None = None
+    """The path of its token-counting endpoint, when it has one."""
+    signing: str | None = None
+    """The AWS service name its requests are signed for with SigV4 when no key is given
+    (``None``: the API takes a key only)."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Mock:
     """How the mock server answers as an API, and the demo's first request to it."""
@@ -237,5 +286,8 @@ class Api:
     """The tool-call ids it accepts; others are renamed reversibly before writing."""
     sdk: Sdk = Sdk()
     """How its SDKs' objects are recognised."""
+    http: Http | None = None
+    """How its clients reach it over HTTP (``None``: the proxy neither serves nor calls
+    it)."""
     mock: Mock | None = None
     """How the mock server answers as this API (``None``: it does not)."""

@@ -1,5 +1,5 @@
 """The ``laminate`` command line: one module per command (``replay``, ``record``,
-``serve``, ``demo``), each with its ``add_parser``; this module puts them together.
+``serve``, ``demo``, ``translate``, ``proxy``), each with its ``add_parser``; this module puts them together.
 
 Every failure is one line on standard error, ``laminate: <what went wrong>``, and a
 non-zero exit status: 2 for a bad command line, 1 for everything else.
@@ -14,13 +14,13 @@ import sys
 from collections.abc import Sequence
 
 from .._core.errors import LaminateError, ProviderError, UnknownProviderError
-from . import demo_command, record, replay, serve
+from . import demo_command, proxy, record, replay, serve, translate
 from .common import CommandError, Parser, UsageError
 from .replay import split_bytes
 
 __all__ = ["main", "split_bytes"]
 
-COMMANDS = (replay, record, serve, demo_command)
+COMMANDS = (replay, record, serve, demo_command, translate, proxy)
 """The commands, in the order ``--help`` lists them."""
 
 

@@ -6,13 +6,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
-from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
+from ..spec import Api, Endpoint, HandlerOptions, Http, Mock, Sdk
 from . import request
-from .body import error_body, write_body
+from .body import error_body, error_kind, write_body
 from .encode import AnthropicWriter, sources
 from .stream import AnthropicHandler, parse_body
 
 __all__ = ["API"]
+
+_ENDPOINTS = (Endpoint("/v1/messages", streams=False),)
 
 _EVENTS: Final = frozenset(
     {
@@ -79,8 +81,16 @@ API = Api(
         accepted="anthropic Stream / AsyncStream, messages.stream()",
         holds_response=("anthropic",),
     ),
+    http=Http(
+        endpoints=_ENDPOINTS,
+        key_headers=("x-api-key", "authorization"),
+        headers=(("anthropic-version", "2023-06-01"),),
+        error_body=error_body,
+        error_kind=error_kind,
+        count_tokens="/v1/messages/count_tokens",
+    ),
     mock=Mock(
-        endpoints=(Endpoint("/v1/messages", streams=False),),
+        endpoints=_ENDPOINTS,
         error_body=error_body,
         demo_model="claude-sonnet-4-5",
         demo_path="/v1/messages",

@@ -3,11 +3,13 @@ server's non-streaming answers)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Final
 
 from ..._core.flex import FlexValue
 from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import counts
+from .encode import stop_string
 
 __all__ = ["error_body", "write_body"]
 
@@ -49,7 +51,7 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         "role": "assistant",
         "model": r.model,
         "content": _content(r.content),
-        "stop_reason": r.stop_reason.raw or None,
+        "stop_reason": stop_string(r.stop_reason),
         "stop_sequence": None,
         "usage": counts(
             input_tokens=u.input_tokens,
@@ -63,3 +65,19 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
 def error_body(status: int, kind: str, message: str) -> dict[str, Any]:
     """An error body as the Messages API sends one."""
     return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+_KINDS: Final[Mapping[int, str]] = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+
+
+def error_kind(status: int) -> str:
+    """The error type the Messages API gives an HTTP status."""
+    return _KINDS.get(status, "api_error" if status >= 500 else "invalid_request_error")

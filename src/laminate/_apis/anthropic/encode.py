@@ -24,6 +24,7 @@ from ..._core.response import (
     InvalidToolUse,
     NormalizedResponse,
     Reasoning,
+    StopReason,
     Text,
     ToolUse,
     Unknown,
@@ -171,7 +172,7 @@ class AnthropicWriter(StreamWriter):
             cache_read_input_tokens=u.cache_read_tokens,
         )
         usage["output_tokens"] = u.output_tokens or 0
-        stop = wire_stop(response.stop_reason, STOP_REASONS, _STOP) or "end_turn"
+        stop = stop_string(response.stop_reason)
         delta = {
             "type": "message_delta",
             "delta": {"stop_reason": stop, "stop_sequence": None},
@@ -220,3 +221,8 @@ def sources(block: Unknown) -> list[Source]:
         title = str_or_empty(data.get("title")) or source
         return [Source(key=f"search:{source}", title=title, media_type=TEXT)]
     return []
+
+
+def stop_string(stop: StopReason) -> str:
+    """The stop string this API's stream and body carry for ``stop``."""
+    return wire_stop(stop, STOP_REASONS, _STOP) or "end_turn"

@@ -9,14 +9,20 @@ from urllib.parse import unquote
 
 from ..._core.assembler import Assembler
 from ..._framing.eventstream import is_exception_name
-from ..spec import Api, Endpoint, HandlerOptions, Mock
+from ..spec import Api, Endpoint, HandlerOptions, Http, Mock
 from . import request
-from .body import error_body, write_body
+from .body import error_body, error_kind, write_body
 from .encode import BedrockWriter, sources
 from .sdk import SDK
 from .stream import EVENTS, BedrockHandler, parse_body
 
 __all__ = ["API"]
+
+# The model is named in the path; the endpoint says whether the answer streams.
+_ENDPOINTS = (
+    Endpoint("/model/{model}/converse-stream", streams=True),
+    Endpoint("/model/{model}/converse", streams=False),
+)
 
 
 def _handler(assembler: Assembler, options: HandlerOptions) -> BedrockHandler:
@@ -76,12 +82,15 @@ API = Api(
     # AWS names an error's type in a header ("ThrottlingException:http://...").
     error_type_header="x-amzn-errortype",
     sdk=SDK,
+    http=Http(
+        endpoints=_ENDPOINTS,
+        # Bedrock API keys are bearer tokens; without one, requests are signed (SigV4).
+        error_body=error_body,
+        error_kind=error_kind,
+        signing="bedrock",
+    ),
     mock=Mock(
-        # The model is named in the path; the endpoint says whether the answer streams.
-        endpoints=(
-            Endpoint("/model/{model}/converse-stream", streams=True),
-            Endpoint("/model/{model}/converse", streams=False),
-        ),
+        endpoints=_ENDPOINTS,
         error_body=error_body,
         demo_model="us.anthropic.claude-sonnet-4-5-20250929-v1:0",
         demo_path="/model/{model}/converse-stream",

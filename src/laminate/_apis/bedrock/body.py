@@ -3,11 +3,13 @@ server's non-streaming answers)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Final
 
 from ..._core.flex import FlexValue
 from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import copy_value, counts
+from .encode import stop_string
 
 __all__ = ["error_body", "write_body"]
 
@@ -67,7 +69,7 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
                 "content": _content(r.content),
             }
         },
-        "stopReason": r.stop_reason.raw or "end_turn",
+        "stopReason": stop_string(r.stop_reason),
         "usage": usage,
         "metrics": {"latencyMs": 0},
     }
@@ -76,3 +78,23 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
 def error_body(status: int, kind: str, message: str) -> dict[str, Any]:
     """An error body as AWS sends one: the type goes in a header, not the body."""
     return {"message": message}
+
+
+# What AWS names in the `x-amzn-errortype` header; boto3 raises a ClientError with it.
+_KINDS: Final[Mapping[int, str]] = {
+    400: "ValidationException",
+    401: "UnrecognizedClientException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    408: "ModelTimeoutException",
+    413: "ValidationException",
+    424: "ModelErrorException",
+    429: "ThrottlingException",
+    503: "ServiceUnavailableException",
+    504: "ModelTimeoutException",
+}
+
+
+def error_kind(status: int) -> str:
+    """The exception name Bedrock gives an HTTP status."""
+    return _KINDS.get(status, "InternalServerException" if status >= 500 else "ValidationException")

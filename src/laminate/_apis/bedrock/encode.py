@@ -41,6 +41,7 @@ from ..._core.response import (
     InvalidToolUse,
     NormalizedResponse,
     Reasoning,
+    StopReason,
     ToolUse,
     Unknown,
 )
@@ -185,7 +186,7 @@ class BedrockWriter(StreamWriter):
         return out
 
     def done(self, response: NormalizedResponse) -> bytes:
-        stop = wire_stop(response.stop_reason, STOP_REASONS, _STOP) or "end_turn"
+        stop = stop_string(response.stop_reason)
         u = response.usage
         usage: dict[str, int] = {
             "inputTokens": u.input_tokens or 0,
@@ -231,3 +232,8 @@ def sources(block: Unknown) -> list[Source]:
             media = PDF if kind == "documentPage" else TEXT
             return [request_document(where.get("documentIndex"), data.get("title"), media)]
     return []
+
+
+def stop_string(stop: StopReason) -> str:
+    """The stop string this API's stream and body carry for ``stop``."""
+    return wire_stop(stop, STOP_REASONS, _STOP) or "end_turn"

@@ -7,13 +7,15 @@ from typing import Any, Final
 
 from ..._core.assembler import Assembler
 from .. import shapes
-from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
+from ..spec import Api, Endpoint, HandlerOptions, Http, Mock, Sdk
 from . import requests
 from .body import write_body
 from .encode import CohereWriter, sources
 from .stream import CohereHandler, parse_body
 
 __all__ = ["API"]
+
+_ENDPOINTS = (Endpoint("/v2/chat", streams=False),)
 
 # Every v2 event type. Hyphenated, unlike Anthropic's: no other API sends these.
 _EVENTS: Final = frozenset(
@@ -76,8 +78,9 @@ API = Api(
     matches_frame=_matches_frame,
     matches_body=_matches_body,
     sdk=Sdk(modules=("cohere",)),
+    http=Http(endpoints=_ENDPOINTS),
     mock=Mock(
-        endpoints=(Endpoint("/v2/chat", streams=False),),
+        endpoints=_ENDPOINTS,
         demo_model="command-a-03-2025",
         demo_path="/v2/chat",
         demo_request=shapes.chat_request,

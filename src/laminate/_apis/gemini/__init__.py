@@ -7,14 +7,22 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._core.assembler import Assembler
-from ..spec import Api, Endpoint, HandlerOptions, Mock
+from ..spec import Api, Endpoint, HandlerOptions, Http, Mock
 from . import request, requests
-from .body import error_body, write_body
+from .body import error_body, error_kind, write_body
 from .encode import GeminiWriter, sources
 from .sdk import SDK
 from .stream import GeminiHandler, parse_body
 
 __all__ = ["API"]
+
+# The model is named in the path; the method after the colon says whether the answer
+# streams (requests carry no `stream` field).
+_ENDPOINTS = tuple(
+    Endpoint(f"/{version}/models/{{model}}:{method}", streams, model="[^/:]+")
+    for version in ("v1beta", "v1")
+    for method, streams in (("streamGenerateContent", True), ("generateContent", False))
+)
 
 
 def _handler(assembler: Assembler, options: HandlerOptions) -> GeminiHandler:
@@ -64,14 +72,15 @@ API = Api(
     matches_body=_is_response,
     turn_key="contents",
     sdk=SDK,
+    http=Http(
+        endpoints=_ENDPOINTS,
+        key_headers=("x-goog-api-key",),
+        key_query="key",
+        error_body=error_body,
+        error_kind=error_kind,
+    ),
     mock=Mock(
-        # The model is named in the path; the method after the colon says whether the
-        # answer streams (requests carry no `stream` field).
-        endpoints=tuple(
-            Endpoint(f"/{version}/models/{{model}}:{method}", streams, model="[^/:]+")
-            for version in ("v1beta", "v1")
-            for method, streams in (("streamGenerateContent", True), ("generateContent", False))
-        ),
+        endpoints=_ENDPOINTS,
         error_body=error_body,
         sse_query="alt=sse",
         demo_model="gemini-3-pro-preview",

@@ -7,6 +7,7 @@ has no body form (``args`` must be an object) and is left out, as in the other w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ..._core.response import NormalizedResponse, Reasoning, StopReason, Text, ToolUse, Unknown
@@ -80,3 +81,22 @@ def _finish_reason(stop: StopReason, own: bool) -> str:
 def error_body(status: int, kind: str, message: str) -> dict[str, Any]:
     """An error body as Google sends one: the status code and its name."""
     return {"error": {"code": status, "message": message, "status": kind}}
+
+
+# google.rpc.Code names, as Google's HTTP errors carry them in `status`.
+_KINDS: Final[Mapping[int, str]] = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    413: "INVALID_ARGUMENT",
+    429: "RESOURCE_EXHAUSTED",
+    501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+def error_kind(status: int) -> str:
+    """The ``status`` name Google gives an HTTP status."""
+    return _KINDS.get(status, "INTERNAL" if status >= 500 else "INVALID_ARGUMENT")

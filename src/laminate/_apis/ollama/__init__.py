@@ -7,7 +7,7 @@ from typing import Any
 
 from ..._core.assembler import Assembler
 from .. import shapes
-from ..spec import Api, Endpoint, HandlerOptions, Mock
+from ..spec import Api, Endpoint, HandlerOptions, Http, Mock
 from . import requests
 from .body import error_body, write_body
 from .encode import OllamaWriter
@@ -15,6 +15,8 @@ from .sdk import SDK
 from .stream import OllamaHandler, parse_body
 
 __all__ = ["API"]
+
+_ENDPOINTS = (Endpoint("/api/chat", streams=True),)
 
 
 def _handler(assembler: Assembler, options: HandlerOptions) -> OllamaHandler:
@@ -52,8 +54,9 @@ API = Api(
     matches_frame=_matches_frame,
     matches_body=_matches_body,
     sdk=SDK,
+    http=Http(endpoints=_ENDPOINTS, error_body=error_body),
     mock=Mock(
-        endpoints=(Endpoint("/api/chat", streams=True),),
+        endpoints=_ENDPOINTS,
         error_body=error_body,
         demo_model="qwen3:8b",
         demo_path="/api/chat",

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..._core.response import NormalizedResponse
 from ..shapes import counts
+from .encode import stop_string
 
 __all__ = ["error_body", "write_body"]
 
@@ -24,7 +25,7 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         "created_at": "1970-01-01T00:00:00Z",
         "message": message,
         "done": True,
-        "done_reason": r.stop_reason.raw or "stop",
+        "done_reason": stop_string(r.stop_reason),
         **counts(prompt_eval_count=r.usage.input_tokens, eval_count=r.usage.output_tokens),
     }
 

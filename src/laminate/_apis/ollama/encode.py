@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from ..._core.events import ResponseStart
-from ..._core.response import ContentBlock, NormalizedResponse, ToolUse
+from ..._core.response import ContentBlock, NormalizedResponse, StopReason, ToolUse
 from ..shapes import counts
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from .stream import STOP_REASONS
@@ -63,7 +63,7 @@ class OllamaWriter(StreamWriter):
         return self._head + b'"content":"","tool_calls":[' + dumps(call) + b']},"done":false}\n'
 
     def done(self, response: NormalizedResponse) -> bytes:
-        stop = wire_stop(response.stop_reason, STOP_REASONS, _STOP) or "stop"
+        stop = stop_string(response.stop_reason)
         u = response.usage
         tail = counts(prompt_eval_count=u.input_tokens, eval_count=u.output_tokens)
         line = self._head + b'"content":""},"done":true,"done_reason":' + json_bytes(stop)
@@ -74,3 +74,8 @@ class OllamaWriter(StreamWriter):
     def failure(self, failure: Failure) -> bytes:
         # Ollama's error line holds the message alone (no type, no retry advice).
         return dumps({"error": failure.message}) + b"\n"
+
+
+def stop_string(stop: StopReason) -> str:
+    """The stop string this API's stream and body carry for ``stop``."""
+    return wire_stop(stop, STOP_REASONS, _STOP) or "stop"

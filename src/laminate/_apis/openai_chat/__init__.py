@@ -7,13 +7,15 @@ from typing import Any
 
 from ..._core.assembler import Assembler
 from .. import shapes
-from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
+from ..spec import Api, Endpoint, HandlerOptions, Http, Mock, Sdk
 from . import request
 from .body import write_body
 from .encode import OpenAIChatWriter, sources
 from .stream import OpenAIChatHandler, parse_body
 
 __all__ = ["API"]
+
+_ENDPOINTS = (Endpoint("/v1/chat/completions", streams=False),)
 
 
 def _handler(assembler: Assembler, options: HandlerOptions) -> OpenAIChatHandler:
@@ -57,8 +59,9 @@ API = Api(
         accepted="openai Stream / AsyncStream, with_streaming_response, litellm chunk iterators",
         holds_response=("openai",),
     ),
+    http=Http(endpoints=_ENDPOINTS, base_path="/v1"),
     mock=Mock(
-        endpoints=(Endpoint("/v1/chat/completions", streams=False),),
+        endpoints=_ENDPOINTS,
         demo_model="deepseek-reasoner",
         demo_path="/v1/chat/completions",
         demo_request=shapes.chat_request,

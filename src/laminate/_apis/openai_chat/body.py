@@ -7,6 +7,7 @@ from typing import Any
 
 from ..._core.response import InvalidToolUse, NormalizedResponse, ToolUse, Unknown
 from ..shapes import arguments_text, counts
+from .encode import stop_string
 
 __all__ = ["write_body"]
 
@@ -39,7 +40,7 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         usage["prompt_tokens_details"] = {"cached_tokens": u.cache_read_tokens}
     if u.reasoning_tokens is not None:
         usage["completion_tokens_details"] = {"reasoning_tokens": u.reasoning_tokens}
-    choice = {"index": 0, "message": message, "finish_reason": r.stop_reason.raw or None}
+    choice = {"index": 0, "message": message, "finish_reason": stop_string(r.stop_reason)}
     return {
         "id": r.id,
         "object": "chat.completion",

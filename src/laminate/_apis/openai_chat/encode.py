@@ -19,6 +19,7 @@ from ..._core.response import (
     InvalidToolUse,
     NormalizedResponse,
     Reasoning,
+    StopReason,
     ToolUse,
     Unknown,
 )
@@ -120,7 +121,7 @@ class OpenAIChatWriter(StreamWriter):
         return self._chunk(dumps({"reasoning_details": [detail]}))
 
     def done(self, response: NormalizedResponse) -> bytes:
-        finish = wire_stop(response.stop_reason, STOP_REASONS, _FINISH) or "stop"
+        finish = stop_string(response.stop_reason)
         out = self._chunk(b"{}", json_bytes(finish))
         usage = _usage(response)
         if usage:
@@ -165,3 +166,8 @@ def sources(block: Unknown) -> list[Source]:
     cited = inner if isinstance(inner, dict) else data
     url = cited.get("url")
     return [web_source(url, cited.get("title"))] if is_text(url) else []
+
+
+def stop_string(stop: StopReason) -> str:
+    """The stop string this API's stream and body carry for ``stop``."""
+    return wire_stop(stop, STOP_REASONS, _FINISH) or "stop"

@@ -6,13 +6,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..._core.assembler import Assembler
-from ..spec import Api, Endpoint, HandlerOptions, Mock, Sdk
+from ..spec import Api, Endpoint, HandlerOptions, Http, Mock, Sdk
 from . import request
 from .body import write_body
 from .encode import OpenAIResponsesWriter, sources
 from .stream import OpenAIResponsesHandler, parse_body
 
 __all__ = ["API"]
+
+_ENDPOINTS = (Endpoint("/v1/responses", streams=False),)
 
 
 def _handler(assembler: Assembler, options: HandlerOptions) -> OpenAIResponsesHandler:
@@ -60,8 +62,9 @@ API = Api(
         modules=("openai.types.responses", "openai.lib.streaming.responses"),
         holds_response=("openai",),
     ),
+    http=Http(endpoints=_ENDPOINTS, base_path="/v1"),
     mock=Mock(
-        endpoints=(Endpoint("/v1/responses", streams=False),),
+        endpoints=_ENDPOINTS,
         demo_model="gpt-5-mini",
         demo_path="/v1/responses",
         demo_request=request.first_request,

@@ -1,0 +1,223 @@
+"""``laminate proxy``: the translating proxy on one port (see ``_proxy/app.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any, Final
+
+from .._apis.registry import APIS
+from .._proxy.config import (
+    DEFAULT_MAX_REQUEST,
+    Backend,
+    ConfigError,
+    ProxyConfig,
+    Timeouts,
+    config_from_toml,
+    parse_backend,
+)
+
+__all__ = ["add_parser", "build_config", "run"]
+
+DEFAULT_PORT: Final = 8082
+
+_DESCRIPTION_DOC: Final = """\
+Serve every API's client endpoints on one port and answer each request from a backend,
+in the client's own API: Claude Code, Codex or any SDK on any model.
+
+  laminate proxy --backend openai:http://127.0.0.1:11434/v1 --model qwen3-coder
+  ANTHROPIC_BASE_URL=http://127.0.0.1:8082 claude
+
+Endpoints: /v1/messages (and /count_tokens), /v1/chat/completions, /v1/responses,
+/v1beta/models/M:generateContent and :streamGenerateContent, /model/M/converse and
+/converse-stream, /api/chat, /v2/chat, GET /v1/models. One JSON log line per request on
+standard error."""
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: a positive number")
+    return value
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: a whole number from 1")
+    return int(text)
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}")
+    return int(text)
+
+
+def _backend(text: str) -> tuple[str, str]:
+    try:
+        return parse_backend(text)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``proxy`` to the command line's subcommands."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "proxy",
+        help="serve every API's endpoints, answered by a backend of any API",
+        description=_DESCRIPTION_DOC,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(run=run)
+    apis = ", ".join(name for name, record in APIS.items() if record.http is not None)
+    parser.add_argument(
+        "--backend",
+        type=_backend,
+        metavar="API:BASE_URL",
+        help=f"the backend's API ({apis}) and base URL, as its SDK takes it (Chat "
+        "Completions and Responses end in /v1)",
+    )
+    parser.add_argument(
+        "--backend-key-env", metavar="NAME", help="the environment variable holding its key"
+    )
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="NAME|CLIENT=BACKEND",
+        help="the backend's model for every request, or a client model's backend model "
+        "(repeatable); absent: the client's model",
+    )
+    parser.add_argument(
+        "--api-key-env",
+        metavar="NAME",
+        help="clients must present the key in this environment variable, each in its "
+        "API's own header",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="the address (default: 127.0.0.1)")
+    parser.add_argument("--port", type=_port, default=DEFAULT_PORT, help="the port (8082)")
+    parser.add_argument("--workers", type=_count, default=1, help="worker processes (1)")
+    parser.add_argument(
+        "--allow-anyone",
+        action="store_true",
+        help="listen beyond loopback without --api-key-env (anyone who reaches the port "
+        "spends the backend's key)",
+    )
+    parser.add_argument(
+        "--config", metavar="FILE", help="a TOML file: several backends, routed by model"
+    )
+    parser.add_argument(
+        "--max-request-bytes",
+        type=_count,
+        default=None,
+        metavar="N",
+        help=f"the largest request accepted (default {DEFAULT_MAX_REQUEST}); larger: 413",
+    )
+    defaults = Timeouts()
+    for name, default, what in (
+        ("connect", defaults.connect, "to connect to the backend"),
+        ("read", defaults.read, "until the backend's answer begins"),
+        ("idle", defaults.idle, "between two pieces of the answer"),
+    ):
+        parser.add_argument(
+            f"--{name}-timeout",
+            type=_positive,
+            default=None,
+            metavar="S",
+            help=f"seconds to wait {what} ({default:g})",
+        )
+    return parser
+
+
+def _models(items: list[str]) -> tuple[dict[str, str], str | None]:
+    pairs: dict[str, str] = {}
+    every: str | None = None
+    for item in items:
+        client, sep, backend = item.partition("=")
+        if sep:
+            if not client or not backend:
+                raise ConfigError(f"invalid --model {item!r}: use NAME or CLIENT=BACKEND")
+            pairs[client] = backend
+        elif every is not None:
+            raise ConfigError("--model NAME is given twice: give one, or CLIENT=BACKEND pairs")
+        else:
+            every = item
+    return pairs, every
+
+
+def build_config(args: argparse.Namespace, environ: Mapping[str, str]) -> ProxyConfig:
+    """The configuration the options describe (keys read from ``environ``)."""
+    if args.config:
+        if args.backend or args.model or args.backend_key_env:
+            raise ConfigError("--config holds the backends: leave out --backend and --model")
+        config = config_from_toml(args.config, environ)
+    else:
+        if args.backend is None:
+            raise ConfigError("give --backend API:BASE_URL (or --config FILE)")
+        api, url = args.backend
+        pairs, every = _models(args.model)
+        config = ProxyConfig(
+            backends=(
+                Backend(
+                    api,
+                    url,
+                    key=_key(args.backend_key_env, environ, "--backend-key-env"),
+                    models=pairs,
+                    model=every,
+                ),
+            )
+        )
+    base = config.timeouts
+    timeouts = Timeouts(
+        connect=args.connect_timeout or base.connect,
+        read=args.read_timeout or base.read,
+        idle=args.idle_timeout or base.idle,
+    )
+    api_key = _key(args.api_key_env, environ, "--api-key-env") or config.api_key
+    return ProxyConfig(
+        backends=config.backends,
+        api_key=api_key,
+        max_request_bytes=args.max_request_bytes or config.max_request_bytes,
+        timeouts=timeouts,
+    )
+
+
+def _key(name: str | None, environ: Mapping[str, str], option: str) -> str | None:
+    if name is None:
+        return None
+    value = environ.get(name)
+    if not value:
+        raise ConfigError(f"{option}: the environment variable {name} is not set")
+    return value
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until interrupted."""
+    from .._proxy.serve import serve
+
+    config = build_config(args, os.environ)
+    if not _loopback(args.host) and config.api_key is None and not args.allow_anyone:
+        raise ConfigError(
+            f"refusing to listen on {args.host} without --api-key-env: anyone who reaches "
+            "it would spend the backend's key (give --allow-anyone to do it anyway)"
+        )
+    shown = args.host if ":" not in args.host else f"[{args.host}]"
+    routes = ", ".join(f"{b.api} at {b.base_url}" for b in config.backends)
+    print(f"laminate proxy on http://{shown}:{args.port} -> {routes}", file=sys.stderr, flush=True)
+    serve(config, host=args.host, port=args.port, workers=args.workers)
+    return 0

@@ -1,0 +1,263 @@
+"""Helpers for the request tests: the recorded requests in ../shared/request-vectors (used
+by path, never copied), the JSON of a request with the forms its API takes as equal made
+one (what "the same body" means when a request is read and written back: key order and
+explicit defaults aside), and what a read-back must keep."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from laminate import Request, Text, ToolResult, ToolUse
+from laminate._apis.registry import APIS
+
+from .support import ROOT
+
+VECTORS: Final = ROOT.parent / "shared" / "request-vectors"
+FOLDERS: Final = {
+    "openai": "openai_chat",
+    "openai-responses": "openai_responses",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "bedrock": "bedrock_converse",
+    "ollama": "ollama",
+    "cohere": "cohere_v2",
+}
+WRITERS: Final = tuple(name for name, record in APIS.items() if record.write_request is not None)
+READERS: Final = tuple(name for name, record in APIS.items() if record.read_request is not None)
+
+needs_vectors = pytest.mark.skipif(
+    not VECTORS.is_dir(),
+    reason="the recorded requests (../shared/request-vectors) are not beside this clone",
+)
+
+
+@dataclass(frozen=True)
+class Vector:
+    api: str
+    path: Path
+
+    @property
+    def id(self) -> str:
+        return f"{self.api}/{self.path.stem}"
+
+    def body(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
+        return data
+
+    def sent_to(self) -> str | None:
+        """The path the request was sent to, from its ``.source.txt`` (Gemini and
+        Bedrock name the model and the streaming in it)."""
+        source = self.path.with_name(self.path.stem + ".source.txt")
+        if not source.exists():
+            return None
+        for line in source.read_text(encoding="utf-8").splitlines():
+            for word in line.split():
+                if "://" in word:
+                    return "/" + word.split("://", 1)[1].split("/", 1)[-1]
+        return None
+
+
+def vectors(api: str | None = None) -> list[Vector]:
+    """Every recorded request body (of ``api``), in a stable order."""
+    found = []
+    for name, folder in FOLDERS.items():
+        if api is not None and name != api:
+            continue
+        paths = sorted((VECTORS / folder).glob("*.json"))
+        found.extend(Vector(name, path) for path in paths if ".response" not in path.name)
+    return found
+
+
+def vector_params(api: str | None = None, readable: bool = True) -> list[Any]:
+    """``vectors(api)`` as pytest parameters (one skipped parameter when there are none)."""
+    found = [pytest.param(v, id=v.id) for v in vectors(api) if not readable or v.api in READERS]
+    if not found:
+        return [pytest.param(None, marks=pytest.mark.skip(reason="no recorded requests here"))]
+    return found
+
+
+# -- what a read-back must keep -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What of a request must survive a translation (or be listed as lost)."""
+
+    system: str
+    texts: str
+    calls: tuple[tuple[str, str], ...]
+    results: tuple[str, ...]
+    tools: tuple[tuple[str, tuple[str, ...]], ...]
+    tool_choice: str | None
+    max_tokens: int | None
+
+
+def kept(request: Request) -> Kept:
+    system = [b.text for b in request.system if isinstance(b, Text)]
+    texts: list[str] = []
+    calls: list[tuple[str, str]] = []
+    results: list[str] = []
+    for message in request.messages:
+        for block in message.content:
+            if message.role == "system" and isinstance(block, Text):
+                system.append(block.text)
+            elif isinstance(block, Text) and block.text.strip():
+                texts.append(block.text.strip())
+            elif isinstance(block, ToolUse):
+                calls.append((block.name, json.dumps(block.input.value, sort_keys=True)))
+            elif isinstance(block, ToolResult):
+                results.append(block.output.removeprefix("Error: ").strip())
+    tools = tuple(
+        (t.name, tuple(sorted(t.schema.get("properties", {}))))
+        for t in request.tools
+        if t.kind == "function"
+    )
+    return Kept(
+        "".join("".join(system).split()),
+        "".join("".join(texts).split()),
+        tuple(calls),
+        tuple(results),
+        tools,
+        request.tool_choice,
+        request.max_tokens,
+    )
+
+
+def canonical(api: str, body: Any) -> Any:
+    """``body`` with equivalent spellings made one, for ``api``."""
+    return CANONICAL.get(api, _same)(body)
+
+
+def _same(body: Any) -> Any:
+    return body
+
+
+def _text_blocks(content: Any, kind: str = "text") -> Any:
+    if isinstance(content, str):
+        return [{"type": kind, "text": content}]
+    return content
+
+
+def _anthropic(body: dict[str, Any]) -> dict[str, Any]:
+    out = dict(body)
+    if "system" in out:
+        out["system"] = _text_blocks(out["system"])
+        if out["system"] == [{"type": "text", "text": ""}] or out["system"] == []:
+            del out["system"]
+    messages = []
+    for original in out.get("messages", []):
+        message = {**original, "content": _text_blocks(original["content"])}
+        blocks = []
+        for given in message["content"]:
+            block = dict(given)
+            if block.get("type") == "tool_result":
+                if block.get("is_error") is False:
+                    del block["is_error"]
+                if "content" in block:
+                    block["content"] = _text_blocks(block["content"])
+                    if block["content"] == [{"type": "text", "text": ""}] or block["content"] == []:
+                        del block["content"]
+            if block.get("type") == "text" and not block.get("text") and len(block) == 2:
+                continue
+            blocks.append(block)
+        message["content"] = blocks
+        messages.append(message)
+    out["messages"] = messages
+    if "tools" in out:
+        out["tools"] = [_no_empty(t, "description") for t in out["tools"]]
+    return out
+
+
+def _no_empty(obj: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if not (k == key and v in ("", None))}
+
+
+def _json_or_text(text: str) -> Any:
+    # Arguments are JSON text: the same object written with other spacing is the same.
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _parsed(call: dict[str, Any]) -> dict[str, Any]:
+    if "function" not in call:
+        return call
+    function = call["function"]
+    return {**call, "function": {**function, "arguments": _json_or_text(function["arguments"])}}
+
+
+def _chat(body: dict[str, Any]) -> dict[str, Any]:
+    out = dict(body)
+    messages = []
+    for original in out.get("messages", []):
+        message = dict(original)
+        if (
+            isinstance(message.get("content"), list)
+            and all(
+                isinstance(p, dict) and p.get("type") == "text" and set(p) == {"type", "text"}
+                for p in message["content"]
+            )
+            and message["role"] != "user"
+        ):
+            message["content"] = "".join(p["text"] for p in message["content"])
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            message["content"] = [{"type": "text", "text": message["content"]}]
+        if message.get("content") in ("", None) and message.get("tool_calls"):
+            message["content"] = None
+        if message.get("tool_calls") == []:
+            del message["tool_calls"]
+        if message.get("tool_calls"):
+            message["tool_calls"] = [_parsed(call) for call in message["tool_calls"]]
+        messages.append(message)
+    out["messages"] = messages
+    if "tools" in out:
+        out["tools"] = [
+            {**t, "function": _no_empty(t["function"], "description")} if "function" in t else t
+            for t in out["tools"]
+        ]
+    if out.get("stream") is True:
+        out.setdefault("stream_options", {"include_usage": True})
+    if "max_tokens" in out and "max_completion_tokens" not in out:
+        out["max_completion_tokens"] = out.pop("max_tokens")
+    return out
+
+
+def _responses(body: dict[str, Any]) -> dict[str, Any]:
+    out = dict(body)
+    if isinstance(out.get("input"), str):
+        out["input"] = [{"role": "user", "content": out["input"]}]
+    items = []
+    for original in out.get("input", []):
+        item = dict(original)
+        if item.get("role") is not None and item.get("type", "message") == "message":
+            item["type"] = "message"
+            kind = "output_text" if item["role"] == "assistant" else "input_text"
+            content = item.get("content")
+            if isinstance(content, str):
+                item["content"] = [{"type": kind, "text": content}]
+            else:
+                item["content"] = [
+                    {k: v for k, v in p.items() if not (k == "annotations" and v == [])}
+                    for p in content
+                ]
+        if item.get("type") == "function_call":
+            item["arguments"] = _json_or_text(item["arguments"])
+        items.append(item)
+    out["input"] = items
+    if "tools" in out:
+        out["tools"] = [_no_empty(t, "description") for t in out["tools"]]
+    return out
+
+
+CANONICAL: Final[dict[str, Callable[[Any], Any]]] = {
+    "anthropic": _anthropic,
+    "openai": _chat,
+    "openai-responses": _responses,
+}

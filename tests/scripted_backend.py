@@ -1,0 +1,343 @@
+"""A scripted backend for the proxy's tests: one loopback server that answers as every API.
+
+Each request is read in its own API's shape (a small reader per API below, written for
+these tests), and answered by a script that plays a tool loop:
+
+- when the conversation holds a tool result, the answer is the text
+  ``"The tool said: <the result's text>"``;
+- else, when the request offers tools, the answer calls the first one with
+  ``{"city": <the user's first text>}`` and the id ``call_<hash of that text>``;
+- else, the answer is ``"echo: <the user's first text>"``.
+
+A tool result must name the id the backend gave its call (where the API has ids), or the
+answer is a 400: so a proxy that loses the backend's ids fails the loop.
+
+The answer is written with laminate's own encoders in the API asked: a stream (chunk by
+chunk, ``pace`` seconds apart) or a complete body, as the request asks. Models whose name
+starts with ``fail-`` script a failure: ``fail-429`` (that status, with ``retry-after:
+7``), ``fail-mid`` (the API's in-stream error after the first text), ``fail-garbage`` (a
+200 whose body is not the API's), ``fail-stall`` (one chunk, then nothing until the client
+leaves), ``fail-slow`` (nothing at all for a while). Every request and every disconnect is
+recorded (:class:`Record`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from laminate import ProviderError, StreamEncoder, StreamNormalizer, encode_response
+from laminate._apis.registry import APIS
+from laminate._cli.server import base_url, listen, make_server, serving
+
+PROVIDERS = tuple(APIS)
+
+
+@dataclass
+class Record:
+    """What the backend saw."""
+
+    requests: list[tuple[str, str, dict[str, Any], dict[str, str]]] = field(default_factory=list)
+    """``(api, path, body, headers)`` for each request."""
+    disconnects: list[str] = field(default_factory=list)
+    """The model of each request whose client left before the answer ended."""
+    finished: list[str] = field(default_factory=list)
+    """The model of each request whose answer was sent whole."""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+# -- reading requests -------------------------------------------------------------------
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(_text_of(part) for part in content)
+    if isinstance(content, dict):
+        for key in ("text", "output", "result", "content", "json"):
+            if key in content:
+                value = content[key]
+                return value if isinstance(value, str) else _text_of(value)
+        return json.dumps(content)
+    return ""
+
+
+@dataclass
+class Asked:
+    """What a request asks, whatever its API."""
+
+    user: str = ""
+    tools: list[str] = field(default_factory=list)
+    result: str | None = None
+    result_id: str | None = None
+
+
+def _read(api: str, body: dict[str, Any]) -> Asked:
+    asked = Asked()
+    if api in ("openai", "ollama", "cohere"):
+        asked.tools = [t["function"]["name"] for t in body.get("tools") or []]
+        for m in body.get("messages", []):
+            if m.get("role") == "user" and not asked.user:
+                asked.user = _text_of(m.get("content"))
+            if m.get("role") == "tool":
+                asked.result = _text_of(m.get("content"))
+                asked.result_id = m.get("tool_call_id")
+    elif api == "openai-responses":
+        asked.tools = [t["name"] for t in body.get("tools") or [] if t.get("type") == "function"]
+        items = body.get("input")
+        if isinstance(items, str):
+            asked.user = items
+            items = []
+        for item in items or []:
+            if item.get("role") == "user" and not asked.user:
+                asked.user = _text_of(item.get("content"))
+            if item.get("type") == "function_call_output":
+                asked.result = _text_of(item.get("output"))
+                asked.result_id = item.get("call_id")
+    elif api == "anthropic":
+        asked.tools = [t["name"] for t in body.get("tools") or []]
+        for m in body.get("messages", []):
+            blocks = m.get("content")
+            if isinstance(blocks, str):
+                blocks = [{"type": "text", "text": blocks}]
+            for b in blocks:
+                if m["role"] == "user" and b.get("type") == "text" and not asked.user:
+                    asked.user = b["text"]
+                if b.get("type") == "tool_result":
+                    asked.result = _text_of(b.get("content"))
+                    asked.result_id = b.get("tool_use_id")
+    elif api == "gemini":
+        for tool in body.get("tools") or []:
+            for d in tool.get("functionDeclarations") or tool.get("function_declarations") or []:
+                asked.tools.append(d["name"])
+        for c in body.get("contents", []):
+            for p in c.get("parts", []):
+                if c.get("role", "user") == "user" and "text" in p and not asked.user:
+                    asked.user = p["text"]
+                response = p.get("functionResponse") or p.get("function_response")
+                if response is not None:
+                    asked.result = _text_of(response.get("response"))
+    elif api == "bedrock":
+        config = body.get("toolConfig") or {}
+        asked.tools = [t["toolSpec"]["name"] for t in config.get("tools", [])]
+        for m in body.get("messages", []):
+            for b in m.get("content", []):
+                if m["role"] == "user" and "text" in b and not asked.user:
+                    asked.user = b["text"]
+                if "toolResult" in b:
+                    asked.result = _text_of(b["toolResult"].get("content"))
+                    asked.result_id = b["toolResult"].get("toolUseId")
+    return asked
+
+
+# -- writing answers ----------------------------------------------------------------------
+
+
+def call_id(text: str) -> str:
+    return "call_" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _chunks(pieces: list[dict[str, Any]]) -> bytes:
+    return b"".join(b"data: " + json.dumps(p).encode() + b"\n\n" for p in pieces) + (
+        b"data: [DONE]\n\n"
+    )
+
+
+def answer_events(model: str, asked: Asked) -> tuple[list[Any], Any]:
+    """The script's answer as laminate events and the final response (built by reading
+    Chat Completions chunks written here)."""
+    head: dict[str, Any] = {"id": "resp_1", "object": "chat.completion.chunk", "model": model}
+    usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
+    if asked.result is None and asked.tools:
+        arguments = json.dumps({"city": asked.user})
+        half = len(arguments) // 2
+        call = {"index": 0, "id": call_id(asked.user), "type": "function"}
+        pieces = [
+            {**head, "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+                {**call, "function": {"name": asked.tools[0], "arguments": arguments[:half]}}
+            ]}}]},
+            {**head, "choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "function": {"arguments": arguments[half:]}}
+            ]}}]},
+            {**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        ]  # fmt: skip
+    else:
+        text = (
+            f"The tool said: {asked.result}" if asked.result is not None else f"echo: {asked.user}"
+        )
+        words = re.findall(r"\S+\s*", text) or [text]
+        pieces = [
+            {**head, "choices": [{"index": 0, "delta": {"role": "assistant", "content": w}}]}
+            for w in words
+        ]
+        pieces.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    pieces.append({**head, "choices": [], "usage": usage})
+    normalizer = StreamNormalizer("openai")
+    events = normalizer.feed(_chunks(pieces)) + normalizer.close()
+    return events, normalizer.response
+
+
+def _api_of(path: str) -> tuple[str, bool | None] | None:
+    for name, record in APIS.items():
+        if record.http is None:
+            continue
+        for endpoint in record.http.endpoints:
+            pattern = re.escape(endpoint.path).replace(re.escape("{model}"), "(?P<model>.+)")
+            if re.fullmatch(pattern, path):
+                return name, endpoint.streams
+    return None
+
+
+def _model_in(path: str) -> str | None:
+    found = re.search(r"/models?/([^/:]+)", path)
+    return found.group(1) if found else None
+
+
+class ScriptedBackend:
+    """The ASGI app."""
+
+    def __init__(self, pace: float = 0.0) -> None:
+        self.pace = pace
+        self.record = Record()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        path = scope["path"]
+        found = _api_of(path)
+        if found is None:
+            await _reply(send, 404, "application/json", b'{"error": "no such endpoint"}')
+            return
+        api, streams_by_default = found
+        data = json.loads(body)
+        headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+        model = data.get("model") or _model_in(path) or ""
+        with self.record.lock:
+            self.record.requests.append((api, path, data, headers))
+        stream = data.get("stream")
+        stream = streams_by_default if not isinstance(stream, bool) else stream
+        await self._answer(api, model, data, stream=bool(stream), send=send, receive=receive)
+
+    async def _answer(
+        self, api: str, model: str, data: dict[str, Any], *, stream: bool, send: Any, receive: Any
+    ) -> None:
+        record = APIS[api]
+        http = record.http
+        assert http is not None
+        if model.startswith("fail-") and model[5:].isdigit():
+            status = int(model[5:])
+            kind = http.error_kind(status)
+            extra = [(b"retry-after", b"7")]
+            if record.error_type_header:
+                extra.append((record.error_type_header.encode(), kind.encode()))
+            body = json.dumps(http.error_body(status, kind, f"scripted {status}")).encode()
+            await _reply(send, status, "application/json", body, extra)
+            return
+        if model == "fail-garbage":
+            await _reply(send, 200, "application/json", b"<html>not an answer</html>")
+            return
+        if model == "fail-slow":
+            await asyncio.sleep(5)
+        asked = _read(api, data)
+        if asked.result_id is not None and asked.result_id != call_id(asked.user):
+            status = 400
+            body = json.dumps(
+                http.error_body(status, http.error_kind(status), "tool result for an unknown id")
+            ).encode()
+            await _reply(send, status, "application/json", body)
+            return
+        events, response = answer_events(model, asked)
+        if not stream:
+            body = json.dumps(encode_response(response, api)).encode()
+            await _reply(send, 200, "application/json", body)
+            with self.record.lock:
+                self.record.finished.append(model)
+            return
+        encoder = StreamEncoder(api)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", encoder.media_type.encode())],
+            }
+        )
+        left = asyncio.Event()
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            left.set()
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            for n, event in enumerate(events):
+                if model == "fail-mid" and n == 3:
+                    error = ProviderError(
+                        "scripted overload", error_type="overloaded_error", retryable=True
+                    )
+                    await send(
+                        {
+                            "type": "http.response.body",
+                            "body": encoder.error(error),
+                            "more_body": True,
+                        }
+                    )
+                    break
+                if model == "fail-stall" and n == 2:
+                    await left.wait()
+                    break
+                chunk = encoder.encode(event)
+                if chunk:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    if self.pace:
+                        await asyncio.sleep(self.pace)
+                if left.is_set():
+                    break
+            else:
+                tail = encoder.close()
+                await send({"type": "http.response.body", "body": tail, "more_body": True})
+        except OSError:
+            left.set()
+        if left.is_set():
+            with self.record.lock:
+                self.record.disconnects.append(model)
+            watcher.cancel()
+            return
+        await send({"type": "http.response.body", "body": b""})
+        with self.record.lock:
+            self.record.finished.append(model)
+        watcher.cancel()
+
+
+async def _reply(
+    send: Any, status: int, kind: str, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    headers = [(b"content-type", kind.encode()), (b"content-length", str(len(body)).encode())]
+    await send(
+        {"type": "http.response.start", "status": status, "headers": headers + (extra or [])}
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+@contextmanager
+def scripted_backend(pace: float = 0.0) -> Iterator[tuple[str, ScriptedBackend]]:
+    """The scripted backend on a free loopback port: ``(base URL, app)``."""
+    backend = ScriptedBackend(pace)
+    server = make_server(backend)
+    sock = listen("127.0.0.1", 0)
+    with serving(server, sock, "scripted-backend", "the scripted backend"):
+        yield base_url(sock), backend

@@ -1,0 +1,546 @@
+"""The translating proxy (``laminate proxy``, ``laminate.proxy.app``), end to end.
+
+Real loopback servers only: the scripted backend (``tests/scripted_backend.py``) answers
+as every API, the proxy runs in a thread (``proxy_server``), and every API's official SDK
+is the client (``tests/sdk_clients.py``). One proxy routes by model: ``to-<api>`` goes to
+the backend of that API under the same name (so a same-API request passes through byte
+for byte); ``fail-<what>-<api>`` goes to that backend as ``fail-<what>``, which scripts a
+failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from laminate import TranslationError, translate_request
+from laminate._apis.registry import APIS
+from laminate.proxy import Backend, ProxyConfig, Timeouts, config_from_toml, proxy_server
+
+from .scripted_backend import ScriptedBackend, scripted_backend
+from .sdk_clients import KEY, result_for, tool_loop
+
+CLIENTS = tuple(name for name, record in APIS.items() if record.http is not None)
+FAILURES = ("fail-429", "fail-503", "fail-mid", "fail-garbage", "fail-slow", "fail-stall")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _translates(source: str, target: str) -> bool:
+    """Whether requests of ``source`` can be written for ``target`` in this build."""
+    try:
+        translate_request({"model": "m"}, source, target)
+    except TranslationError as exc:
+        return exc.reason != "unsupported"
+    return True
+
+
+def base_for(api: str, url: str) -> str:
+    return url + APIS[api].http.base_path  # type: ignore[union-attr]
+
+
+def backends(url: str, **keys: str) -> tuple[Backend, ...]:
+    return tuple(
+        Backend(
+            api,
+            base_for(api, url),
+            key=keys.get(api.replace("-", "_")),
+            models={f"to-{api}": f"to-{api}", **{f"{f}-{api}": f for f in FAILURES}},
+        )
+        for api in CLIENTS
+    )
+
+
+@pytest.fixture(scope="module")
+def aws_env() -> Iterator[None]:
+    # The usual AWS environment, for the SigV4 signature of Bedrock backends without a key.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+        patch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+        patch.setenv("AWS_REGION", "us-east-1")
+        yield
+
+
+@pytest.fixture(scope="module")
+def backend(aws_env: None) -> Iterator[tuple[str, ScriptedBackend]]:
+    with scripted_backend(pace=0.0) as found:
+        yield found
+
+
+@pytest.fixture(scope="module")
+def lines() -> list[str]:
+    return []
+
+
+@pytest.fixture(scope="module")
+def proxy(backend: tuple[str, ScriptedBackend], lines: list[str]) -> Iterator[str]:
+    config = ProxyConfig(
+        backends=backends(backend[0]),
+        timeouts=Timeouts(connect=2, read=1.5, idle=1.5),
+        max_request_bytes=64 * 1024,
+        log=lines.append,
+    )
+    with proxy_server(config) as url:
+        yield url
+
+
+def once(json_backend: str) -> None:
+    if json_backend != "stdlib":
+        pytest.skip("the proxy does not depend on the JSON backend; run once")
+
+
+# -- every SDK through the proxy against every backend ----------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("target", CLIENTS)
+@pytest.mark.parametrize("client", CLIENTS)
+def test_every_sdk_plays_a_tool_loop_on_every_backend(
+    proxy: str, client: str, target: str, stream: bool, json_backend: str
+) -> None:
+    once(json_backend)
+    if client != target and not _translates(client, target):
+        pytest.skip(f"requests are not yet translated from {client} to {target}")
+    prompt = f"Paris {client}>{target} {stream}"
+    args, text = tool_loop(client, proxy, f"to-{target}", prompt, stream)
+    assert args == {"city": prompt}
+    assert text == f"The tool said: {result_for(prompt)}"
+
+
+# -- same API on both sides: byte for byte ------------------------------------------------
+
+REQUESTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "openai": ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}),
+    "openai-responses": ("/v1/responses", {"input": "hi"}),
+    "anthropic": (
+        "/v1/messages",
+        {"max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]},
+    ),
+    "ollama": ("/api/chat", {"messages": [{"role": "user", "content": "hi"}]}),
+    "gemini": (
+        "/v1beta/models/{model}:streamGenerateContent?alt=sse",
+        {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+    ),
+    "cohere": ("/v2/chat", {"messages": [{"role": "user", "content": "hi"}]}),
+    "bedrock": (
+        "/model/{model}/converse-stream",
+        {"messages": [{"role": "user", "content": [{"text": "hi"}]}]},
+    ),
+}
+
+
+def _request(api: str, model: str, stream: bool = True) -> tuple[str, bytes]:
+    path, body = REQUESTS[api]
+    if "{model}" in path:
+        return path.format(model=model), json.dumps(body).encode()
+    return path, json.dumps({"model": model, **body, "stream": stream}).encode()
+
+
+@pytest.mark.parametrize("api", CLIENTS)
+def test_same_api_passes_request_and_answer_through_byte_for_byte(
+    proxy: str, backend: tuple[str, ScriptedBackend], api: str, json_backend: str
+) -> None:
+    once(json_backend)
+    url, scripted = backend
+    path, body = _request(api, f"to-{api}")
+    headers = {"content-type": "application/json", "x-api-key": KEY, "x-custom": "kept"}
+    through = httpx.post(proxy + path, content=body, headers=headers, timeout=10)
+    seen = scripted.record.requests[-1]
+    direct = httpx.post(url + path, content=body, headers=headers, timeout=10)
+    assert through.status_code == direct.status_code == 200
+    assert through.content == direct.content
+    assert json.dumps(seen[2]).encode() == json.dumps(json.loads(body)).encode()
+    assert seen[3]["x-custom"] == "kept"
+    assert "x-api-key" not in seen[3]  # a client's key is never forwarded
+    assert through.headers["content-type"] == direct.headers["content-type"]
+
+
+def test_bedrock_backends_are_signed_or_sent_their_key(
+    backend: tuple[str, ScriptedBackend], json_backend: str
+) -> None:
+    once(json_backend)
+    url, scripted = backend
+    path, body = _request("bedrock", "to-bedrock")
+    for key in (None, "bedrock-key"):
+        config = ProxyConfig(backends=(Backend("bedrock", url, key=key),), log=lambda _: None)
+        with proxy_server(config) as proxy:
+            answer = httpx.post(proxy + path, content=body, timeout=10)
+        assert answer.status_code == 200
+        sent = scripted.record.requests[-1][3]["authorization"]
+        if key is None:
+            assert sent.startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+            assert "/us-east-1/bedrock/aws4_request" in sent
+        else:
+            assert sent == "Bearer bedrock-key"
+
+
+def test_backend_keys_go_in_each_apis_own_header(
+    backend: tuple[str, ScriptedBackend], json_backend: str
+) -> None:
+    once(json_backend)
+    url, scripted = backend
+    expected = {
+        "openai": ("authorization", "Bearer k-openai"),
+        "anthropic": ("x-api-key", "k-anthropic"),
+        "gemini": ("x-goog-api-key", "k-gemini"),
+        "cohere": ("authorization", "Bearer k-cohere"),
+    }
+    keys = {api: f"k-{api}" for api in expected}
+    config = ProxyConfig(backends=backends(url, **keys), log=lambda _: None)
+    with proxy_server(config) as proxy:
+        for api, (header, value) in expected.items():
+            path, body = _request(api, f"to-{api}")
+            answer = httpx.post(
+                proxy + path, content=body, headers={"authorization": "Bearer client"}, timeout=10
+            )
+            assert answer.status_code == 200
+            seen = scripted.record.requests[-1][3]
+            assert seen[header] == value
+            assert "client" not in json.dumps(seen)
+    assert scripted.record.requests[-1][3].get("anthropic-version") is None  # cohere's request
+
+
+# -- the proxy's own key --------------------------------------------------------------------
+
+KEY_HEADERS = {
+    "openai": {"authorization": "Bearer {key}"},
+    "openai-responses": {"authorization": "Bearer {key}"},
+    "anthropic": {"x-api-key": "{key}"},
+    "ollama": {"authorization": "Bearer {key}"},
+    "gemini": {"x-goog-api-key": "{key}"},
+    "cohere": {"authorization": "Bearer {key}"},
+    "bedrock": {"authorization": "Bearer {key}"},
+}
+
+
+@pytest.fixture(scope="module")
+def guarded(backend: tuple[str, ScriptedBackend]) -> Iterator[str]:
+    config = ProxyConfig(backends=backends(backend[0]), api_key="s3cret", log=lambda _: None)
+    with proxy_server(config) as url:
+        yield url
+
+
+@pytest.mark.parametrize("api", CLIENTS)
+def test_clients_must_present_the_proxy_key_in_their_apis_header(
+    guarded: str, api: str, json_backend: str
+) -> None:
+    once(json_backend)
+    path, body = _request(api, f"to-{api}")
+    for key, status in (("s3cret", 200), ("wrong", 401), (None, 401)):
+        headers = {"content-type": "application/json"}
+        if key is not None:
+            headers |= {k: v.format(key=key) for k, v in KEY_HEADERS[api].items()}
+        answer = httpx.post(guarded + path, content=body, headers=headers, timeout=10)
+        assert answer.status_code == status, (api, key)
+        if status == 401:
+            assert "key" in answer.text
+    if api == "gemini":  # the `key=` query parameter too
+        query = "&key=s3cret" if "?" in path else "?key=s3cret"
+        answer = httpx.post(guarded + path + query, content=body, timeout=10)
+        assert answer.status_code == 200
+
+
+def test_the_sdks_raise_their_authentication_error_without_the_key(
+    guarded: str, json_backend: str
+) -> None:
+    once(json_backend)
+    import anthropic
+    import openai
+
+    with pytest.raises(anthropic.AuthenticationError):
+        tool_loop("anthropic", guarded, "to-anthropic", "x", False)
+    with pytest.raises(openai.AuthenticationError):
+        tool_loop("openai", guarded, "to-openai", "x", True)
+
+
+# -- failures reach each SDK as its own error ---------------------------------------------
+
+
+def _sdk_error(api: str, status: int) -> tuple[type[BaseException], ...]:
+    import anthropic
+    import cohere
+    import ollama
+    import openai
+    from botocore.exceptions import ClientError, EventStreamError
+    from google.genai import errors
+
+    by_status_openai = {429: openai.RateLimitError, 503: openai.InternalServerError}
+    by_status_anthropic = {429: anthropic.RateLimitError, 503: anthropic.InternalServerError}
+    by_status_cohere: dict[int, type[BaseException]] = {
+        429: cohere.TooManyRequestsError,
+        503: cohere.ServiceUnavailableError,
+    }
+    table: dict[str, tuple[type[BaseException], ...]] = {
+        "openai": (by_status_openai.get(status, openai.APIStatusError),),
+        "openai-responses": (by_status_openai.get(status, openai.APIStatusError),),
+        "anthropic": (by_status_anthropic.get(status, anthropic.APIStatusError),),
+        "gemini": (errors.ClientError if status < 500 else errors.ServerError,),
+        "ollama": (ollama.ResponseError,),
+        "bedrock": (ClientError, EventStreamError),
+        "cohere": (by_status_cohere.get(status, cohere.core.ApiError),),
+    }
+    return table[api]
+
+
+@pytest.mark.parametrize("status", [429, 503])
+@pytest.mark.parametrize("target", CLIENTS)
+@pytest.mark.parametrize("client", CLIENTS)
+def test_a_backend_status_reaches_each_sdk_as_its_own_error(
+    proxy: str, client: str, target: str, status: int, json_backend: str
+) -> None:
+    once(json_backend)
+    if client != target and not _translates(client, target):
+        pytest.skip(f"requests are not yet translated from {client} to {target}")
+    with pytest.raises(_sdk_error(client, status)) as raised:
+        tool_loop(client, proxy, f"fail-{status}-{target}", "x", True)
+    assert str(status) in str(raised.value) or getattr(raised.value, "status_code", 0) == status
+
+
+@pytest.mark.parametrize("api", CLIENTS)
+def test_the_status_and_retry_after_are_kept(proxy: str, api: str, json_backend: str) -> None:
+    once(json_backend)
+    for target in CLIENTS:
+        if api != target and not _translates(api, target):
+            continue
+        path, body = _request(api, f"fail-429-{target}")
+        answer = httpx.post(proxy + path, content=body, timeout=10)
+        assert answer.status_code == 429
+        assert answer.headers["retry-after"] == "7"
+        assert answer.json()  # the client API's error body
+
+
+def test_failures_before_the_first_byte_are_statuses(proxy: str, json_backend: str) -> None:
+    once(json_backend)
+    import anthropic
+
+    path, body = _request("anthropic", "fail-slow-anthropic")
+    started = time.perf_counter()
+    answer = httpx.post(proxy + path, content=body, timeout=10)
+    assert answer.status_code == 504
+    assert time.perf_counter() - started < 4
+    assert answer.json()["type"] == "error"
+    big = json.dumps(
+        {
+            "model": "to-anthropic",
+            "max_tokens": 1,
+            "messages": [{"role": "user", "content": "x" * 70_000}],
+        }
+    )
+    answer = httpx.post(proxy + "/v1/messages", content=big, timeout=10)
+    assert answer.status_code == 413
+    assert answer.json()["error"]["type"] == "request_too_large"
+    with pytest.raises(anthropic.APIStatusError) as raised:
+        tool_loop("anthropic", proxy, "fail-slow-anthropic", "x", True)
+    assert raised.value.status_code == 504
+
+
+def test_an_unreachable_backend_is_a_502_in_the_clients_shape(json_backend: str) -> None:
+    once(json_backend)
+    import openai
+    from google.genai import errors
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    dead = f"http://127.0.0.1:{port}"
+    config = ProxyConfig(
+        backends=tuple(Backend(api, base_for(api, dead)) for api in CLIENTS[:1]),
+        log=lambda _: None,
+    )
+    with proxy_server(config) as proxy:
+        with pytest.raises(openai.APIStatusError) as raised:
+            tool_loop("openai", proxy, "m", "x", True)
+        assert raised.value.status_code == 502
+        if _translates("gemini", CLIENTS[0]):
+            with pytest.raises(errors.ServerError):
+                tool_loop("gemini", proxy, "m", "x", False)
+
+
+def test_a_failure_mid_stream_is_the_apis_in_stream_error(proxy: str, json_backend: str) -> None:
+    once(json_backend)
+    import anthropic
+    import openai
+
+    with pytest.raises(anthropic.APIStatusError, match="overload"):
+        tool_loop("anthropic", proxy, "fail-mid-anthropic", "x", True)
+    with pytest.raises(openai.APIError, match="overload"):
+        tool_loop("openai", proxy, "fail-mid-openai", "x", True)
+
+
+def test_an_answer_that_cannot_be_read_is_a_502(proxy: str, json_backend: str) -> None:
+    once(json_backend)
+    for client in CLIENTS:
+        target = next((t for t in CLIENTS if t != client and _translates(client, t)), None)
+        if target is None:
+            continue
+        path, body = _request(client, f"fail-garbage-{target}")
+        answer = httpx.post(proxy + path, content=body, timeout=10)
+        assert answer.status_code == 502, (client, target)
+
+
+# -- a client that leaves ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("api", ["anthropic", "bedrock"])
+def test_a_client_that_leaves_closes_the_backend_request(
+    proxy: str, backend: tuple[str, ScriptedBackend], api: str, json_backend: str
+) -> None:
+    once(json_backend)
+    scripted = backend[1]
+    before = scripted.record.disconnects.count("fail-stall")
+    path, body = _request(api, f"fail-stall-{api}")
+    with (
+        httpx.Client(timeout=10) as client,
+        client.stream("POST", proxy + path, content=body) as answer,
+    ):
+        assert answer.status_code == 200
+        next(answer.iter_raw())
+    deadline = time.monotonic() + 3
+    while scripted.record.disconnects.count("fail-stall") == before:
+        assert time.monotonic() < deadline, "the backend's request stayed open"
+        time.sleep(0.01)
+
+
+# -- the other endpoints, the log -----------------------------------------------------------
+
+
+def test_models_lists_what_the_configuration_routes(proxy: str, json_backend: str) -> None:
+    once(json_backend)
+    import anthropic
+    import openai
+
+    listed = [m.id for m in openai.OpenAI(base_url=proxy + "/v1", api_key=KEY).models.list()]
+    assert "to-openai" in listed
+    assert "fail-429-bedrock" in listed
+    page = anthropic.Anthropic(base_url=proxy, api_key=KEY).models.list()
+    assert "to-anthropic" in [m.id for m in page.data]
+
+
+def test_count_tokens_asks_the_backend_or_estimates(
+    proxy: str, backend: tuple[str, ScriptedBackend], json_backend: str
+) -> None:
+    once(json_backend)
+    body = {"model": "to-openai", "messages": [{"role": "user", "content": "x" * 400}]}
+    answer = httpx.post(proxy + "/v1/messages/count_tokens", json=body, timeout=10)
+    assert answer.status_code == 200
+    assert 100 <= answer.json()["input_tokens"] <= 130
+
+
+def test_each_request_logs_one_json_line_without_prompt_answer_or_key(
+    proxy: str, lines: list[str], json_backend: str
+) -> None:
+    once(json_backend)
+    secret = "prompt-text-that-must-not-be-logged"
+    before = len(lines)
+    tool_loop("anthropic", proxy, "to-anthropic", secret, True)
+    time.sleep(0.1)
+    logged = [json.loads(line) for line in lines[before:]]
+    assert len(logged) == 2
+    for entry in logged:
+        assert entry["client"] == "anthropic"
+        assert entry["backend"] == "anthropic"
+        assert entry["model"] == "to-anthropic"
+        assert entry["status"] == 200
+        assert entry["ttfb_ms"] <= entry["duration_ms"]
+        assert entry["input_tokens"] == 11
+        assert entry["output_tokens"] == 7
+    text = "\n".join(lines[before:])
+    assert secret not in text
+    assert "sunny" not in text
+    assert KEY not in text
+
+
+def test_a_toml_file_routes_several_backends(tmp_path: Path, json_backend: str) -> None:
+    once(json_backend)
+    path = tmp_path / "proxy.toml"
+    path.write_text(
+        'api_key_env = "PROXY_KEY"\n'
+        "[timeouts]\nread = 30\n"
+        '[[backend]]\napi = "openai"\nbase_url = "http://127.0.0.1:1/v1"\nmodel = "qwen3"\n'
+        '[[backend]]\napi = "anthropic"\nbase_url = "http://127.0.0.1:2"\nkey_env = "AKEY"\n'
+        'models = { "claude-x" = "claude-sonnet-4-5" }\n',
+        encoding="utf-8",
+    )
+    config = config_from_toml(path, {"PROXY_KEY": "p", "AKEY": "a"})
+    assert config.api_key == "p"
+    assert config.timeouts.read == 30
+    assert config.route("claude-x")[0].api == "anthropic"
+    assert config.route("claude-x")[1] == "claude-sonnet-4-5"
+    assert config.route("anything")[0].api == "openai"
+    assert config.route("anything")[1] == "qwen3"
+    assert "a" not in repr(config.backends[1]).split("key")[0] or "'a'" not in repr(config)
+
+
+# -- load: 200 streams at once through two workers -----------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def two_workers(backend: tuple[str, ScriptedBackend]) -> Iterator[str]:
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "laminate", "proxy",
+            "--backend", f"anthropic:{backend[0]}",
+            "--port", str(port), "--workers", "2",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(url + "/v1/models", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert process.poll() is None, "the proxy did not start"
+            assert time.monotonic() < deadline, "the proxy did not start in time"
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_200_streams_at_once_each_get_their_own_answer(two_workers: str, json_backend: str) -> None:
+    once(json_backend)
+    from laminate import collect
+
+    async def one(client: httpx.AsyncClient, n: int) -> str:
+        body = {
+            "model": "m",
+            "max_tokens": 50,
+            "stream": True,
+            "messages": [{"role": "user", "content": f"marker-{n}"}],
+        }
+        async with client.stream("POST", two_workers + "/v1/messages", json=body) as answer:
+            assert answer.status_code == 200
+            return (await collect(answer, "anthropic")).text()
+
+    async def run() -> list[str]:
+        limits = httpx.Limits(max_connections=None)
+        async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+            return await asyncio.gather(*(one(client, n) for n in range(200)))
+
+    texts = asyncio.run(run())
+    assert texts == [f"echo: marker-{n}" for n in range(200)]
