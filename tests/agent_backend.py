@@ -12,6 +12,10 @@ The script, in neutral terms (:class:`Script`):
 3. Any other request (a title request without tools, a tool the script does not know) is
    answered with a short text, and recorded.
 
+A ``check`` (``check(api, body, path)``, raising ``AssertionError``) judges each request
+as the real API would: a request it refuses is answered with a 400 in the API's error
+shape, as the provider would, and recorded (:attr:`Seen.refused`).
+
 Every request is read in the backend's own API (the small readers below, written for
 these tests) and recorded as a :class:`Turn`, so a test can say what the backend saw: the
 tools offered, the tool result and the id it named. The answer is written with
@@ -31,6 +35,10 @@ from typing import Any
 from laminate import StreamEncoder, StreamNormalizer, encode_response
 from laminate._apis.registry import APIS
 from laminate._cli.server import base_url, listen, make_server, serving
+
+Check = Callable[[str, dict[str, Any], str], None]
+"""Judges a request body of an API sent to a path (with its query); raises
+``AssertionError`` saying why it is refused."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,8 @@ class Turn:
 @dataclass
 class Seen:
     turns: list[Turn] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    """Why each refused request was refused."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, turn: Turn) -> None:
@@ -74,11 +84,12 @@ class Seen:
 
     def summary(self) -> str:
         with self.lock:
-            return "\n".join(
+            turns = [
                 f"  {t.api} {t.path} stream={t.stream} answer={t.answer} "
                 f"tools={t.tools[:14]} result_id={t.result_id} result={(t.result or '')[:80]!r}"
                 for t in self.turns
-            )
+            ]
+            return "\n".join(turns + [f"  refused: {why}" for why in self.refused])
 
 
 # -- reading a request in its API ---------------------------------------------------------
@@ -204,8 +215,9 @@ def _model_in(path: str) -> str:
 class AgentModel:
     """The ASGI app of the scripted model."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, check: Check | None = None) -> None:
         self.script = script
+        self.check = check
         self.seen = Seen()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -229,6 +241,15 @@ class AgentModel:
             stream = scope["path"].endswith(":streamGenerateContent")
             if stream and b"alt=sse" not in scope.get("query_string", b""):
                 await _reply(send, 400, b'{"error": {"message": "streams only with alt=sse"}}')
+                return
+        if self.check is not None:
+            query = scope.get("query_string", b"").decode()
+            try:
+                self.check(api, body, scope["path"] + (f"?{query}" if query else ""))
+            except AssertionError as exc:
+                with self.seen.lock:
+                    self.seen.refused.append(str(exc))
+                await _refuse(send, api, str(exc))
                 return
         model = str(body.get("model") or _model_in(scope["path"]))
         tools = _tools(api, body)
@@ -257,6 +278,13 @@ class AgentModel:
         await send({"type": "http.response.body", "body": encoder.close()})
 
 
+async def _refuse(send: Any, api: str, why: str) -> None:
+    http = APIS[api].http
+    kind = http.error_kind(400) if http is not None else "invalid_request_error"
+    error = http.error_body(400, kind, why) if http is not None else {"error": why}
+    await _reply(send, 400, json.dumps(error).encode())
+
+
 async def _reply(send: Any, status: int, body: bytes) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -264,9 +292,9 @@ async def _reply(send: Any, status: int, body: bytes) -> None:
 
 
 @contextmanager
-def agent_model(script: Script) -> Iterator[tuple[str, AgentModel]]:
+def agent_model(script: Script, check: Check | None = None) -> Iterator[tuple[str, AgentModel]]:
     """The scripted model on a free loopback port: ``(base URL, app)``."""
-    app = AgentModel(script)
+    app = AgentModel(script, check)
     server = make_server(app)
     sock = listen("127.0.0.1", 0)
     with serving(server, sock, "agent-model", "the scripted agent model"):

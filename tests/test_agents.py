@@ -5,8 +5,10 @@ The scripted model (tests/agent_backend.py) calls the agent's file tool (Claude 
 ``Write``, Codex's shell tool ``exec_command``); the agent runs it; the model then answers
 a marker with the start of the tool's result. A test passes when the file is on disk with
 the model's content, the agent printed the marker, and the model saw the tool result under
-the id it gave its call. Each agent is first run against the scripted model directly, in
-its own API, so a failure through the proxy is the proxy's.
+the id it gave its call; every translated request the model gets must be one its API's
+official SDK types accept (tests/request_validators.py), as a real provider would. Each
+agent is first run against the scripted model directly, in its own API, so a failure
+through the proxy is the proxy's.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from laminate._core import jsonlib
 
 from .agent_backend import AgentModel, Script, agent_model
 from .agents import CLAUDE, CODEX, Run, needs, run_claude, run_codex
+from .request_validators import validate
 
 CONTENT: Final = "written by the scripted model"
 FILE: Final = "note.txt"
@@ -92,6 +95,7 @@ def _printed(agent: str, run: Run) -> str:
 
 def _check(agent: str, backend: str, run: Run, model: AgentModel, script: Script) -> None:
     seen = f"{run.describe()}\n--- the scripted model saw\n{model.seen.summary()}"
+    assert not model.seen.refused, f"the backend's API refuses a request\n{seen}"
     assert model.seen.of("call"), f"the model was never asked with the agent's tool\n{seen}"
     written = run.workdir / FILE
     assert written.is_file(), f"the agent did not write {FILE}\n{seen}"
@@ -103,6 +107,10 @@ def _check(agent: str, backend: str, run: Run, model: AgentModel, script: Script
         assert finals[-1].result_id == script.call_id, seen
     assert run.returncode == 0, seen
     assert script.marker in _printed(agent, run), seen
+
+
+def _own(agent: str) -> str:
+    return "anthropic" if agent == CLAUDE else "openai-responses"
 
 
 def _run(agent: str, url: str, tmp: Path) -> Run:
@@ -135,7 +143,10 @@ def test_codex_on_the_scripted_model_directly(tmp_path: Path) -> None:
 
 def _through_proxy(agent: str, backend: str, tmp: Path) -> None:
     script = _script(agent, backend)
-    with agent_model(script) as (url, model), _proxy_for(backend, url) as proxy_url:
+    # A translated request must be one the backend's SDK types accept; the agents' own
+    # requests (passed through) use fields newer than the installed SDKs' types.
+    check = validate if backend != _own(agent) else None
+    with agent_model(script, check) as (url, model), _proxy_for(backend, url) as proxy_url:
         run = _run(agent, proxy_url, tmp)
     _check(agent, backend, run, model, script)
 
