@@ -77,6 +77,21 @@ def _proxy_for(backend: str, url: str) -> Iterator[str]:
         yield proxy_url
 
 
+def _usage(agent: str, run: Run) -> tuple[int, int] | None:
+    """The tokens the agent counted over its turns: ``(input, output)``."""
+    try:
+        if agent == CLAUDE:
+            usage = json.loads(run.stdout)["usage"]
+            return usage["input_tokens"], usage["output_tokens"]
+        for line in run.stdout.splitlines():
+            event = json.loads(line) if line.startswith("{") else {}
+            if event.get("type") == "turn.completed":
+                return event["usage"]["input_tokens"], event["usage"]["output_tokens"]
+    except (ValueError, KeyError, TypeError):
+        pass
+    return None
+
+
 def _printed(agent: str, run: Run) -> str:
     """The agent's final answer, from its JSON output."""
     if agent == CLAUDE:
@@ -107,6 +122,8 @@ def _check(agent: str, backend: str, run: Run, model: AgentModel, script: Script
         assert finals[-1].result_id == script.call_id, seen
     assert run.returncode == 0, seen
     assert script.marker in _printed(agent, run), seen
+    # The model's usage on each answer reached the agent: two turns of 21 in, 9 out.
+    assert _usage(agent, run) == (2 * 21, 2 * 9), seen
 
 
 def _own(agent: str) -> str:
@@ -183,3 +200,27 @@ def test_claude_code_on_another_api(backend: str, tmp_path: Path, aws_env: None)
 @pytest.mark.parametrize("backend", CODEX_BACKENDS)
 def test_codex_on_another_api(backend: str, tmp_path: Path, aws_env: None) -> None:
     _through_proxy(CODEX, backend, tmp_path)
+
+
+_GRAMMAR_NOT_NESTED: Final = pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "Codex offers models it knows its free-form apply_patch tool (a custom tool with a "
+        "Lark grammar); written for Chat Completions the grammar keeps the Responses API's "
+        "flat format, which Chat Completions refuses (it nests {syntax, definition} under "
+        "format.grammar)"
+    ),
+)
+
+
+@needs(CODEX)
+@pytest.mark.parametrize(
+    "backend", [pytest.param("openai", marks=_GRAMMAR_NOT_NESTED), "anthropic"]
+)
+def test_codex_with_a_model_it_knows(backend: str, tmp_path: Path, aws_env: None) -> None:
+    # A model name Codex knows changes its request: verbosity, reasoning effort, and the
+    # free-form apply_patch tool beside exec_command.
+    script = _script(CODEX, backend)
+    with agent_model(script, validate) as (url, model), _proxy_for(backend, url) as proxy_url:
+        run = run_codex(proxy_url, TASK, tmp_path, model="gpt-5.5")
+    _check(CODEX, backend, run, model, script)
