@@ -65,7 +65,7 @@ class Vector:
 
 def vectors(api: str | None = None) -> list[Vector]:
     """Every recorded request body (of ``api``), in a stable order."""
-    found = []
+    found: list[Vector] = []
     for name, folder in FOLDERS.items():
         if api is not None and name != api:
             continue
@@ -242,7 +242,7 @@ def _responses(body: dict[str, Any]) -> dict[str, Any]:
             content = item.get("content")
             if isinstance(content, str):
                 item["content"] = [{"type": kind, "text": content}]
-            else:
+            elif isinstance(content, list):
                 item["content"] = [
                     {k: v for k, v in p.items() if not (k == "annotations" and v == [])}
                     for p in content

@@ -335,7 +335,7 @@ def _camel(name: str) -> str:
 
 def _gemini(body: dict[str, Any], path: str | None) -> list[str]:
     problems = _path_problems(
-        path, r"/v1beta/models/[^/:]+:(generateContent|streamGenerateContent\?alt=sse)"
+        path, r"/v1beta/models/[^/?]+:(generateContent|streamGenerateContent\?alt=sse)"
     )
     fields = _gemini_fields()
     if "contents" not in body:

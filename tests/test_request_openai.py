@@ -255,3 +255,23 @@ def test_an_invalid_body_is_a_translation_error_naming_the_path(
     with pytest.raises(TranslationError) as caught:
         laminate.read_request(body, API)
     assert caught.value.path == path
+
+
+def test_a_strict_tool_whose_schema_strict_mode_refuses_is_sent_without_strict() -> None:
+    open_schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    closed = {**open_schema, "required": ["a"], "additionalProperties": False}
+    request = laminate.Request(
+        model="m",
+        messages=[Message("user", [Text("x")])],
+        tools=[
+            ToolSpec("loose", schema=open_schema, strict=True),
+            ToolSpec("tight", schema=closed, strict=True),
+        ],
+    )
+    for api in ("openai", "openai-responses"):
+        written = laminate.write_request(request, api)
+        assert written.losses == [Loss("tools[0].strict", "schema")]
+        flags = [
+            t.get("strict", t.get("function", {}).get("strict")) for t in written.body["tools"]
+        ]
+        assert flags == [False, True]

@@ -5,6 +5,11 @@ a :class:`TranslationError` that names the path (``messages[2].content``), never
 ``KeyError`` or ``TypeError`` from inside: the typed getters below do that once. Writers
 collect :class:`Loss` records in a :class:`Losses` list as they leave something out.
 
+A request read from a body shares its nested values (a tool's schema, a call's
+arguments, ``extra``) with that body: reading copies nothing, so it costs about one walk
+of the body. Writers copy every nested value they write (:func:`copy_json`), so a written
+body shares nothing with the request or with the body it was read from.
+
 A loss's path names the place in the neutral request (``messages[2].content[1]``,
 ``top_k``, ``extra.metadata``, ``tools[0]``), which is where it was in the source body for
 every API whose conversation is a ``messages`` list.
@@ -46,6 +51,7 @@ __all__ = [
     "opaque_for",
     "parse_data_url",
     "plain_text",
+    "strict_compatible",
     "system_text",
 ]
 
@@ -79,6 +85,8 @@ def at(path: str, key: str | int) -> str:
 
 def _typed(value: Any, kind: type[T] | tuple[type, ...], path: str) -> T:
     kinds = kind if isinstance(kind, tuple) else (kind,)
+    if type(value) in kinds:  # the usual case: exactly the JSON type wanted
+        return cast(T, value)
     # JSON numbers: an integer is a number too; a boolean is never a number.
     ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
     if float in kinds and isinstance(value, int) and not isinstance(value, bool):
@@ -130,13 +138,27 @@ def items(obj: Mapping[str, Any], key: str, path: str) -> list[tuple[str, Any]]:
 
 
 def extra_fields(obj: Mapping[str, Any], known: frozenset[str] | set[str]) -> dict[str, Any]:
-    """The fields of ``obj`` that are not ``known``, copied."""
-    return {k: copy.deepcopy(v) for k, v in obj.items() if k not in known}
+    """The fields of ``obj`` that are not ``known`` (their values shared, as a reader
+    shares every value with the body it read)."""
+    return {k: v for k, v in obj.items() if k not in known}
 
 
 def copy_json(value: T) -> T:
-    """A deep copy of JSON data, so nothing written shares state with what was read."""
+    """A deep copy of JSON data, so nothing written shares state with what was read.
+
+    Plain dicts and lists are rebuilt (several times faster than ``copy.deepcopy``, which
+    keeps a memo for cycles JSON cannot have); anything else is deep-copied."""
+    kind = type(value)
+    if kind is dict:
+        return {k: copy_json(v) for k, v in value.items()}  # type: ignore[attr-defined,return-value]
+    if kind is list:
+        return [copy_json(v) for v in value]  # type: ignore[attr-defined,return-value]
+    if kind in _ATOMS:
+        return value
     return copy.deepcopy(value)
+
+
+_ATOMS: Final = frozenset({str, int, float, bool, type(None)})
 
 
 def plain_text(blocks: list[Block]) -> str:
@@ -273,3 +295,33 @@ def merged(messages: list[Message]) -> list[Message]:
         else:
             out.append(message)
     return out
+
+
+def strict_compatible(schema: Any) -> bool:
+    """Whether a schema keeps OpenAI's strict-mode rules: every object closed
+    (``additionalProperties: false``) with every property required, all the way down."""
+    if not isinstance(schema, Mapping):
+        return True
+    if schema.get("type") == "object" or "properties" in schema:
+        properties = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False or not isinstance(properties, Mapping):
+            return False
+        if set(schema.get("required", ())) != set(properties):
+            return False
+        if not all(strict_compatible(p) for p in properties.values()):
+            return False
+    return _nested_ok(schema)
+
+
+def _nested_ok(schema: Mapping[str, Any]) -> bool:
+    for key in ("items", "anyOf", "allOf", "oneOf", "$defs", "definitions"):
+        value = schema.get(key)
+        if isinstance(value, list):
+            if not all(strict_compatible(v) for v in value):
+                return False
+        elif key in ("$defs", "definitions") and isinstance(value, Mapping):
+            if not all(strict_compatible(v) for v in value.values()):
+                return False
+        elif value is not None and not strict_compatible(value):
+            return False
+    return True

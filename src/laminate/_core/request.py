@@ -20,7 +20,7 @@ into a request as they are.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
@@ -188,11 +188,12 @@ Block: TypeAlias = (
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """One turn: ``role`` and a list of blocks. ``extra`` keeps the source API's fields
+    """One turn: ``role`` and its blocks (a list; any sequence of blocks is taken, so a
+    response's ``content`` is a message's as it is). ``extra`` keeps the source API's fields
     of the message that have no neutral name (Chat Completions' ``name``, ...)."""
 
     role: Role
-    content: list[Block]
+    content: Sequence[Block]
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 

@@ -105,7 +105,7 @@ def read_request(body: Mapping[str, Any], path: str | None) -> Request:
     if metadata is not None:
         user = get(metadata, "user_id", str, "metadata")
         if set(metadata) - {"user_id"}:
-            extra["metadata"] = copy_json(dict(metadata))
+            extra["metadata"] = dict(metadata)
             user = None
     if choice_extra:
         extra["tool_choice"] = choice_extra
@@ -186,7 +186,7 @@ def _read_block(block: Mapping[str, Any], path: str) -> list[Block]:
             read = ToolUse(
                 need(block, "id", str, path),
                 need(block, "name", str, path),
-                FlexValue(copy_json(need(block, "input", dict, path))),
+                FlexValue(need(block, "input", dict, path)),
             )
             known |= {"id", "name", "input"}
         case "tool_result":
@@ -199,15 +199,13 @@ def _read_block(block: Mapping[str, Any], path: str) -> list[Block]:
             read = _read_document(block, path)
             known |= {"source", "title"}
         case _:
-            data = {k: copy_json(v) for k, v in block.items() if k != "type"}
+            data = {k: (v) for k, v in block.items() if k != "type"}
             return [Unknown(kind, FlexValue(data))]
     rest = extra_fields(block, known)
     if rest and not isinstance(read, Image | Document):
         # Fields of a block laminate does not model (a text block's citations): the
         # block is kept whole, so nothing is dropped.
-        return [
-            Unknown(kind, FlexValue({k: copy_json(v) for k, v in block.items() if k != "type"}))
-        ]
+        return [Unknown(kind, FlexValue({k: (v) for k, v in block.items() if k != "type"}))]
     return [read, *_cache(block, path)]
 
 
@@ -263,7 +261,7 @@ def _read_document(block: Mapping[str, Any], path: str) -> Document:
             url = need(source, "url", str, where)
             return Document("application/pdf", url=url, title=title, extra=rest)
         case _:
-            rest["source"] = copy_json(dict(source))
+            rest["source"] = dict(source)
             return Document("", title=title, extra=rest)
 
 
@@ -273,12 +271,12 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
         return ToolSpec(
             get(tool, "name", str, path) or "",
             kind=need(tool, "type", str, path),
-            extra=copy_json(dict(tool)),
+            extra=(dict(tool)),
         )
     return ToolSpec(
         need(tool, "name", str, path),
         get(tool, "description", str, path) or "",
-        copy_json(need(tool, "input_schema", dict, path)),
+        (need(tool, "input_schema", dict, path)),
         get(tool, "strict", bool, path),
         extra=extra_fields(tool, {"name", "description", "input_schema", "strict"}),
     )
@@ -315,7 +313,7 @@ def _read_settings(
             reasoning = get(output, "effort", str, "output_config")
             del output["effort"]
         else:
-            extra["thinking"] = copy_json(dict(thinking))
+            extra["thinking"] = dict(thinking)
     response_format = None
     form = output.get("format")
     if (
@@ -327,12 +325,10 @@ def _read_settings(
             "schema",
         }
     ):
-        response_format = JsonSchema(
-            "", copy_json(need(form, "schema", dict, "output_config.format"))
-        )
+        response_format = JsonSchema("", (need(form, "schema", dict, "output_config.format")))
         del output["format"]
     if output:
-        extra["output_config"] = copy_json(output)
+        extra["output_config"] = output
     return reasoning, response_format
 
 

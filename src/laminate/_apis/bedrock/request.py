@@ -16,9 +16,9 @@ Writing, and what Converse requires of a request from elsewhere:
 - Turns alternate and start with the user: consecutive turns of one role are merged, so
   several tool results are one user turn right after the call.
 - A ``toolConfig`` whenever the history holds tool blocks, even when the request has no
-  tools or its tool choice is ``none`` (Converse has no ``none``: the tools are sent
-  without a choice, a loss); a tool the history calls but the request does not list is
-  declared with an open schema.
+  tools (the tools the history calls are declared, with an open schema) or its tool
+  choice is ``none`` (Converse has no ``none``: the tools are sent without a choice, a
+  loss).
 - No blank text blocks; a tool result never empty (``"(no output)"``).
 - Reasoning and its signature only back to Bedrock: another provider's reasoning is a
   loss (even a Claude model's through another provider: it is not Bedrock's to vouch
@@ -365,6 +365,8 @@ def write_request(request: Request) -> WrittenBody:
         body["additionalModelRequestFields"] = additional
     if request.response_format is not None:
         body["outputConfig"] = _output_config(request.response_format)
+        if request.response_format == "json":
+            losses.add("response_format", "approximated")  # a schema of any object
     if request.parallel_tool_calls is False:
         losses.add("parallel_tool_calls", "unsupported")
     if request.user is not None:
@@ -560,21 +562,23 @@ def _tool_config(request: Request, messages: list[Json], losses: Losses) -> Json
         where = at("tools", index)
         if spec.kind == "function":
             specs.append({"toolSpec": _spec(spec)})
-            if "cachePoint" in spec.extra and own:
+            if own and "cachePoint" in spec.extra:
                 specs.append(_cache_block(CachePoint(spec.extra["cachePoint"] or None)))
+            elif not own:
+                for key in spec.extra:
+                    if key == "cache_control":  # a breakpoint after the tool
+                        specs.append(_cache_block(CachePoint()))
+                    else:
+                        losses.add(at(where, key), "source-only")
         elif own and "tool" in spec.extra:
             specs.append(copy_json(dict(spec.extra["tool"])))
         else:
             losses.add(where, "unsupported")
     history = _called(messages)
-    declared = {s["toolSpec"]["name"] for s in specs if "toolSpec" in s}
-    # Converse refuses tool blocks in the history without a toolConfig: a tool the
-    # history calls is declared even when the request does not list it.
-    specs.extend(
-        {"toolSpec": _spec(ToolSpec(name, schema=_OPEN_SCHEMA))}
-        for name in history
-        if name not in declared
-    )
+    if not specs:
+        # Converse refuses tool blocks in the history without a toolConfig: the tools
+        # the history calls are declared, with an open schema.
+        specs = [{"toolSpec": _spec(ToolSpec(name, schema=_OPEN_SCHEMA))} for name in history]
     if not specs:
         if request.tool_choice not in (None, "none"):
             losses.add("tool_choice", "unsupported")
@@ -583,6 +587,7 @@ def _tool_config(request: Request, messages: list[Json], losses: Losses) -> Json
     if choice == "none":
         if not history and len(specs) == len(request.tools):
             losses.add("tools", "unsupported")  # no "none": the tools are left out
+            losses.add("tool_choice", "unsupported")
             return None
         losses.add("tool_choice", "unsupported")
         return {"tools": specs}

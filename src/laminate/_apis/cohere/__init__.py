@@ -8,7 +8,7 @@ from typing import Any, Final
 from ..._core.assembler import Assembler
 from .. import shapes
 from ..spec import Api, Endpoint, HandlerOptions, Http, Mock, Sdk
-from . import requests
+from . import request
 from .body import write_body
 from .encode import CohereWriter, sources
 from .stream import CohereHandler, parse_body
@@ -68,9 +68,12 @@ API = Api(
     framing="sse",
     handler=_handler,
     read_body=_read_body,
-    tool=requests.tool,
-    assistant=requests.assistant,
-    results=requests.results,
+    tool=request.tool,
+    assistant=request.assistant,
+    results=request.results,
+    read_request=request.read_request,
+    write_request=request.write_request,
+    tool_name_rule=r".+",
     write_body=write_body,
     encoder=CohereWriter,
     sources=sources,

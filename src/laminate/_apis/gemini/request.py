@@ -77,7 +77,8 @@ SKIP_SIGNATURE: Final = "skip_thought_signature_validator"
 """The ``thoughtSignature`` Gemini documents for a call it did not make (Gemini 3 refuses
 a call in the history without one)."""
 
-_PATH: Final = re.compile(r".*/models/([^/:?]+):(generateContent|streamGenerateContent)(\?.*)?")
+# A model id may hold a colon (`tunedModels/x:1`): the method is after the last one.
+_PATH: Final = re.compile(r".*?/models/([^/?]+):(generateContent|streamGenerateContent)(\?.*)?")
 _MODES: Final[Mapping[str, str]] = {"AUTO": "auto", "ANY": "any", "NONE": "none"}
 _LEVELS: Final = ("minimal", "low", "medium", "high", "xhigh")
 _SCHEMA_KEYS: Final = ("parametersJsonSchema", "parameters")
@@ -280,14 +281,18 @@ def _declaration(declaration: Mapping[str, Any], path: str) -> ToolSpec:
     if name is None:
         raise invalid(at(path, "name"), "missing")
     description = get(given, "description", str, path) or ""
-    # Which schema field was sent, as spelled, so Gemini gets back what it was sent.
+    # What a rewrite would not give back is kept for Gemini: an empty description, the
+    # schema field as spelled, an OpenAPI schema as sent, other fields.
     spelled = {_camel(key) if "_" in key else key: key for key in declaration}
-    extra: dict[str, Any] = {"described": "description" in given}
+    extra: dict[str, Any] = {}
+    if "description" in given and not description:
+        extra["described"] = True
     schema: dict[str, Any] = {}
     for key in _SCHEMA_KEYS:
         if key in given:
             value = object_at(given[key], at(path, key))
-            extra["schema_key"] = spelled[key]
+            if spelled[key] != "parametersJsonSchema" or not _has_parameters(value):
+                extra["schema_key"] = spelled[key]
             if key == "parameters":
                 extra["parameters"] = copy_json(dict(value))
                 schema = _json_schema(value)
@@ -543,7 +548,7 @@ def _response_object(result: ToolResult) -> dict[str, Any]:
 def _media_part(block: Image | Document) -> dict[str, Any] | None:
     if block.data is not None:
         return {"inlineData": {"mimeType": block.media_type, "data": block.data}}
-    if block.url is not None:
+    if block.url is not None and block.url.startswith(_FILE_URIS):
         media_type = block.media_type or ("image/*" if isinstance(block, Image) else "")
         return {"fileData": {"mimeType": media_type, "fileUri": block.url}}
     if isinstance(block, Document) and block.text is not None:
@@ -583,11 +588,17 @@ def _declare(tool: ToolSpec, own: bool, losses: Losses, path: str) -> dict[str, 
         declaration["parametersJsonSchema"] = schema_for_gemini(tool.schema, losses, path)
     if own:
         declaration.update(copy_json(dict(tool.extra.get("fields", {}))))
+    else:
+        for key in tool.extra:
+            losses.add(at(path, key), "source-only")
     if tool.strict:
         losses.add(at(path, "strict"), "unsupported")
     return declaration
 
 
+# What ``fileData`` may point at: Cloud Storage and Gemini's Files API (Gemini fetches no
+# other link on every surface).
+_FILE_URIS: Final = ("gs://", "https://generativelanguage.googleapis.com/")
 _EMPTY_OBJECT: Final = frozenset({"type", "properties", "additionalProperties", "required"})
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from ..._core.assembler import Assembler
 from .. import shapes
 from ..spec import Api, Endpoint, HandlerOptions, Http, Mock
-from . import requests
+from . import request
 from .body import error_body, write_body
 from .encode import OllamaWriter
 from .sdk import SDK
@@ -45,9 +45,12 @@ API = Api(
     framing="ndjson",
     handler=_handler,
     read_body=_read_body,
-    tool=requests.tool,
-    assistant=requests.assistant,
-    results=requests.results,
+    tool=request.tool,
+    assistant=request.assistant,
+    results=request.results,
+    read_request=request.read_request,
+    write_request=request.write_request,
+    tool_name_rule=r".+",
     write_body=write_body,
     encoder=OllamaWriter,
     matches_url=_matches_url,

@@ -56,6 +56,7 @@ from ..requestkit import (
     need,
     object_at,
     parse_data_url,
+    strict_compatible,
 )
 from ..shapes import arguments_text, reasoning_text
 from ..spec import Message as Json
@@ -208,7 +209,7 @@ def _read_part(part: Mapping[str, Any], path: str) -> Block:
             if inline is not None and set(file) <= {"file_data", "filename"}:
                 title = get(file, "filename", str, at(path, "file"))
                 return Document(inline[0], data=inline[1], title=title)
-    return Unknown(kind, FlexValue(copy_json({k: v for k, v in part.items() if k != "type"})))
+    return Unknown(kind, FlexValue({k: v for k, v in part.items() if k != "type"}))
 
 
 def _read_call(call: Mapping[str, Any], path: str) -> ToolUse | InvalidToolUse:
@@ -237,7 +238,7 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
         return ToolSpec(
             need(function, "name", str, where),
             get(function, "description", str, where) or "",
-            copy_json(get(function, "parameters", dict, where) or {}),
+            (get(function, "parameters", dict, where) or {}),
             get(function, "strict", bool, where),
             extra=extra_fields(function, {"name", "description", "parameters", "strict"}),
         )
@@ -250,7 +251,7 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
             kind="custom",
             extra=extra_fields(custom, {"name", "description"}),
         )
-    return ToolSpec(str(tool.get("name", "")), kind=kind, extra=copy_json(dict(tool)))
+    return ToolSpec(str(tool.get("name", "")), kind=kind, extra=(dict(tool)))
 
 
 def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
@@ -267,7 +268,7 @@ def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
         case {"type": "custom", "custom": {"name": str(name)}} if len(choice) == 2:
             return name
         case dict():
-            extra["tool_choice"] = copy_json(choice)  # allowed_tools and the like
+            extra["tool_choice"] = choice  # allowed_tools and the like
             return None
         case _:
             raise invalid("tool_choice", "expected a string or an object")
@@ -291,10 +292,10 @@ def _read_format(
         where = "response_format.json_schema"
         return JsonSchema(
             need(schema, "name", str, where),
-            copy_json(get(schema, "schema", dict, where) or {}),
+            (get(schema, "schema", dict, where) or {}),
             get(schema, "strict", bool, where),
         )
-    extra["response_format"] = copy_json(dict(form))
+    extra["response_format"] = dict(form)
     return None
 
 
@@ -531,8 +532,13 @@ def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
                 "type": "object",
                 "properties": {},
             }
-            if spec.strict is not None:
-                function["strict"] = spec.strict
+            strict = spec.strict
+            if strict and not own and not strict_compatible(spec.schema):
+                # Strict mode would refuse this schema: the tool is sent without it.
+                losses.add(at(path, "strict"), "schema")
+                strict = False
+            if strict is not None:
+                function["strict"] = strict
             return {"type": "function", "function": {**function, **extra}}
         case "custom":
             custom: Json = {"name": spec.name}

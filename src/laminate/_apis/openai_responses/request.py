@@ -58,6 +58,7 @@ from ..requestkit import (
     need,
     object_at,
     parse_data_url,
+    strict_compatible,
 )
 from ..shapes import arguments_text, chat_request
 from ..spec import Message as Json
@@ -172,10 +173,10 @@ def _read_item(item: Mapping[str, Any], path: str, names: dict[str, str]) -> Mes
             if len(summary) > 1 or any(
                 set(object_at(p, w)) != {"type", "text"} for w, p in items(item, "summary", path)
             ):
-                rest["summary"] = copy_json(item["summary"])  # its parts, as they were
+                rest["summary"] = item["summary"]  # its parts, as they were
             return Message("assistant", [block], rest)
         case str():
-            data = {k: copy_json(v) for k, v in item.items() if k != "type"}
+            data = {k: (v) for k, v in item.items() if k != "type"}
             role: Role = "user" if kind.endswith("_output") else "assistant"
             return Message(role, [Unknown(kind, FlexValue(data))])
         case _:
@@ -219,7 +220,7 @@ def _read_part(part: Mapping[str, Any], path: str) -> Block:
             inline = parse_data_url(need(part, "file_data", str, path))
             if inline is not None:
                 return Document(inline[0], data=inline[1], title=get(part, "filename", str, path))
-    return Unknown(kind, FlexValue({k: copy_json(v) for k, v in part.items() if k != "type"}))
+    return Unknown(kind, FlexValue({k: (v) for k, v in part.items() if k != "type"}))
 
 
 def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
@@ -229,7 +230,7 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
             return ToolSpec(
                 need(tool, "name", str, path),
                 get(tool, "description", str, path) or "",
-                copy_json(get(tool, "parameters", dict, path) or {}),
+                (get(tool, "parameters", dict, path) or {}),
                 get(tool, "strict", bool, path),
                 extra=extra_fields(tool, {"type", "name", "description", "parameters", "strict"}),
             )
@@ -241,7 +242,7 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
                 extra=extra_fields(tool, {"type", "name", "description"}),
             )
         case _:
-            return ToolSpec(str(tool.get("name", "")), kind=kind, extra=copy_json(dict(tool)))
+            return ToolSpec(str(tool.get("name", "")), kind=kind, extra=(dict(tool)))
 
 
 def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
@@ -256,7 +257,7 @@ def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
         case {"type": "function" | "custom", "name": str(name)} if len(choice) == 2:
             return name
         case dict():
-            extra["tool_choice"] = copy_json(choice)  # allowed_tools, built-in tools
+            extra["tool_choice"] = choice  # allowed_tools, built-in tools
             return None
         case _:
             raise invalid("tool_choice", "expected a string or an object")
@@ -289,11 +290,11 @@ def _read_format(
         elif kind == "json_schema" and set(form) <= {"type", "name", "schema", "strict"}:
             found = JsonSchema(
                 need(form, "name", str, "text.format"),
-                copy_json(get(form, "schema", dict, "text.format") or {}),
+                (get(form, "schema", dict, "text.format") or {}),
                 get(form, "strict", bool, "text.format"),
             )
         else:
-            rest["format"] = copy_json(dict(form))
+            rest["format"] = dict(form)
     if rest:
         extra["text"] = rest
     return found
@@ -555,8 +556,13 @@ def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
             }
             # ``strict`` defaults to true in this API, which would refuse an ordinary
             # schema (optional properties): say which one it is.
-            if spec.strict is not None or not own:
-                written["strict"] = bool(spec.strict)
+            strict = spec.strict
+            if strict and not own and not strict_compatible(spec.schema):
+                # Strict mode would refuse this schema: the tool is sent without it.
+                losses.add(at(path, "strict"), "schema")
+                strict = False
+            if strict is not None or not own:
+                written["strict"] = bool(strict)
             return {**written, **extra}
         case "custom":
             written = {"type": "custom", "name": spec.name}
