@@ -50,6 +50,8 @@ class Script:
     arguments: Callable[[str], dict[str, Any]]
     marker: str
     call_id: str = "call_agent0001"
+    thinking: str | None = None
+    """Reasoning the model shows before each answer (as a reasoning model's would)."""
 
 
 @dataclass
@@ -165,7 +167,9 @@ def _result(api: str, body: dict[str, Any]) -> tuple[str | None, str | None]:
 # -- writing the answer -------------------------------------------------------------------
 
 
-def _answer(model: str, call: tuple[str, str, dict[str, Any]] | None, text: str) -> Any:
+def _answer(
+    model: str, call: tuple[str, str, dict[str, Any]] | None, text: str, thinking: str | None
+) -> Any:
     """The answer as a normalized stream: laminate reads Chat Completions chunks written
     here, and its encoders write them in the backend's API."""
     head = {"id": "chatcmpl-agent", "object": "chat.completion.chunk", "model": model}
@@ -174,6 +178,8 @@ def _answer(model: str, call: tuple[str, str, dict[str, Any]] | None, text: str)
         return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     chunks = [chunk({"role": "assistant", "content": ""})]
+    if thinking:
+        chunks.extend(chunk({"reasoning_content": w}) for w in re.findall(r"\S+\s*", thinking))
     if call is not None:
         name, ident, arguments = call
         encoded = json.dumps(arguments)
@@ -264,7 +270,7 @@ class AgentModel:
         else:
             kind, text = "other", "Scripted title"
         self.seen.add(Turn(api, scope["path"], model, stream, tools, result, result_id, kind))
-        events, response = _answer(model, call, text)
+        events, response = _answer(model, call, text, script.thinking)
         if not stream:
             await _reply(send, 200, json.dumps(encode_response(response, api)).encode())
             return

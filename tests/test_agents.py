@@ -13,6 +13,7 @@ through the proxy is the proxy's.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator
@@ -158,14 +159,15 @@ def test_codex_on_the_scripted_model_directly(tmp_path: Path) -> None:
 # -- through the proxy ---------------------------------------------------------------------
 
 
-def _through_proxy(agent: str, backend: str, tmp: Path) -> None:
-    script = _script(agent, backend)
+def _through_proxy(agent: str, backend: str, tmp: Path, thinking: str | None = None) -> Run:
+    script = dataclasses.replace(_script(agent, backend), thinking=thinking)
     # A translated request must be one the backend's SDK types accept; the agents' own
     # requests (passed through) use fields newer than the installed SDKs' types.
     check = validate if backend != _own(agent) else None
     with agent_model(script, check) as (url, model), _proxy_for(backend, url) as proxy_url:
         run = _run(agent, proxy_url, tmp)
     _check(agent, backend, run, model, script)
+    return run
 
 
 @pytest.fixture
@@ -200,6 +202,23 @@ def test_claude_code_on_another_api(backend: str, tmp_path: Path, aws_env: None)
 @pytest.mark.parametrize("backend", CODEX_BACKENDS)
 def test_codex_on_another_api(backend: str, tmp_path: Path, aws_env: None) -> None:
     _through_proxy(CODEX, backend, tmp_path)
+
+
+THOUGHT: Final = "First a look at what the file should hold."
+
+
+@needs(CLAUDE)
+def test_claude_code_with_a_reasoning_model(tmp_path: Path) -> None:
+    # A Chat Completions model that streams its reasoning (reasoning_content) before each
+    # answer: Claude Code's loop goes on through the thinking it is shown.
+    _through_proxy(CLAUDE, "openai", tmp_path, thinking=THOUGHT)
+
+
+@needs(CODEX)
+def test_codex_with_a_reasoning_model(tmp_path: Path) -> None:
+    # Claude's thinking reaches Codex as a reasoning item (it prints its text).
+    run = _through_proxy(CODEX, "anthropic", tmp_path, thinking=THOUGHT)
+    assert THOUGHT in run.stdout, run.describe()
 
 
 _GRAMMAR_NOT_NESTED: Final = pytest.mark.xfail(
