@@ -362,3 +362,69 @@ def test_parallel_calls_and_choices_are_mapped() -> None:
     assert body["tool_choice"] == {"type": "any", "disable_parallel_tool_use": True}
     none = laminate.write_request(laminate.Request(model="m", parallel_tool_calls=False), API).body
     assert none["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+
+
+def test_a_cache_breakpoint_on_a_tool_is_the_tools_and_a_loss_where_caching_is_automatic() -> None:
+    body = {
+        "model": "m",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [
+            {
+                "name": "f",
+                "input_schema": {"type": "object", "properties": {}},
+                "cache_control": {"type": "ephemeral", "ttl": "1h"},
+            }
+        ],
+    }
+    request = laminate.read_request(body, API)
+    assert request.tools[0].cache == CachePoint("1h")
+    assert request.tools[0].extra == {}
+    assert laminate.write_request(request, API).body == body
+    assert laminate.write_request(request, "openai").losses == [
+        Loss("tools[0].cache", "unsupported")
+    ]
+
+
+def test_with_thinking_on_the_settings_messages_refuses_are_left_out() -> None:
+    request = laminate.Request(
+        model="m",
+        messages=[Message("user", [Text("x")])],
+        tools=[ToolSpec("f")],
+        tool_choice="f",
+        reasoning="medium",
+        temperature=0.2,
+        top_k=5,
+    )
+    written = laminate.write_request(request, API)
+    assert written.body["tool_choice"] == {"type": "auto"}
+    assert "temperature" not in written.body
+    assert "top_k" not in written.body
+    assert set(written.losses) == {
+        Loss("tool_choice", "approximated"),
+        Loss("temperature", "unsupported"),
+        Loss("top_k", "unsupported"),
+    }
+
+
+def test_results_that_answer_no_call_or_answer_one_twice_are_left_out() -> None:
+    request = laminate.Request(
+        model="m",
+        messages=[
+            Message("user", [Text("go")]),
+            Message("assistant", [ToolUse("a", "f", FlexValue({}))]),
+            Message("user", [ToolResult("a", "f", "one", True)]),
+            Message(
+                "user", [ToolResult("a", "f", "again", True), ToolResult("zz", "f", "?", True)]
+            ),
+        ],
+    )
+    written = laminate.write_request(request, API)
+    (results,) = [m for m in written.body["messages"] if m["role"] == "user"][1:]
+    assert results["content"] == [
+        {"type": "tool_result", "tool_use_id": "a", "content": "one", "is_error": False}
+    ]
+    assert written.losses == [
+        Loss("messages[3].content[0]", "unsupported"),
+        Loss("messages[3].content[1]", "unsupported"),
+    ]

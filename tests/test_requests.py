@@ -11,6 +11,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import laminate
 from laminate import (
@@ -484,3 +486,100 @@ def test_the_documented_table_is_what_each_writer_does(feature: str, api: str) -
             assert reasons <= NEAR
         case _:
             assert reasons - NEAR
+
+
+@pytest.mark.parametrize("api", WRITERS)
+def test_reasoning_of_a_tool_loop_goes_back_to_its_provider_and_is_a_loss_to_another(
+    api: str,
+) -> None:
+    registry = ToolRegistry()
+
+    @registry.tool
+    def get_weather(city: str) -> str:
+        """Weather for a city."""
+        return "cold"
+
+    answer = NormalizedResponse(
+        "r1",
+        "m",
+        api,
+        [
+            Reasoning("Look it up.", signature="opaque-signature", id="rs_1"),
+            ToolUse("call_7", "get_weather", FlexValue({"city": "Oslo"})),
+        ],
+        StopReason.TOOL_USE,
+        Usage(),
+    )
+    written = laminate.write_request(weather_request(messages=[HI], api=api), api)
+    body = written.body
+    laminate.append_turn(
+        body.setdefault(APIS[api].turn_key, []), answer, registry.run_sync(answer), api
+    )
+    again = laminate.read_request(body, api, path=written.path)
+    replayed = [
+        b for m in again.messages for b in m.content if isinstance(b, Reasoning) and b.signature
+    ]
+    if not replayed:  # this API takes no reasoning back: the tool loop leaves it out
+        assert "opaque-signature" not in json.dumps(body)
+        return
+    assert replayed[0].signature == "opaque-signature"
+    assert laminate.write_request(again, api).losses == []
+    for other in WRITERS:
+        if other != api:
+            moved = laminate.write_request(again, other)
+            assert "foreign-reasoning" in {loss.reason for loss in moved.losses}
+            assert "opaque-signature" not in json.dumps(moved.body)
+
+
+# -- invalid bodies: a TranslationError naming the path, never anything else -------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+def nodes(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += nodes(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += nodes(item, (*path, index))
+    return found
+
+
+def replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    copy = json.loads(json.dumps(value))
+    target = copy
+    for step in path[:-1]:
+        target = target[step]
+    target[path[-1]] = new
+    return copy
+
+
+@needs_vectors
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_recording_with_any_part_replaced_reads_or_is_a_translation_error(
+    data: st.DataObject,
+) -> None:
+    vector = data.draw(st.sampled_from([v for v in vectors() if v.api in READERS]))
+    body = vector.body()
+    where = data.draw(st.sampled_from(nodes(body)[1:]))  # the body itself stays an object
+    broken = replaced(body, where, data.draw(JSON))
+    try:
+        request = laminate.read_request(broken, vector.api, path=vector.sent_to())
+    except TranslationError as exc:
+        failed: TranslationError | None = exc
+    else:
+        failed = None
+        for target in WRITERS:
+            laminate.write_request(request, target)
+    assert failed is None or failed.path in str(failed)

@@ -306,7 +306,10 @@ def strict_compatible(schema: Any) -> bool:
         properties = schema.get("properties", {})
         if schema.get("additionalProperties") is not False or not isinstance(properties, Mapping):
             return False
-        if set(schema.get("required", ())) != set(properties):
+        required = schema.get("required", [])
+        if not isinstance(required, list) or {r for r in required if isinstance(r, str)} != set(
+            properties
+        ):
             return False
         if not all(strict_compatible(p) for p in properties.values()):
             return False

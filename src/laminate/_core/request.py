@@ -212,6 +212,8 @@ class ToolSpec:
     strict: bool | None = None
     kind: str = "function"
     extra: Mapping[str, Any] = field(default_factory=dict)
+    cache: CachePoint | None = None
+    """A prompt-cache breakpoint after this tool (the tools before it and it cached)."""
 
 
 @dataclass(frozen=True, slots=True)

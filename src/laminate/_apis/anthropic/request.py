@@ -199,13 +199,13 @@ def _read_block(block: Mapping[str, Any], path: str) -> list[Block]:
             read = _read_document(block, path)
             known |= {"source", "title"}
         case _:
-            data = {k: (v) for k, v in block.items() if k != "type"}
+            data = {k: v for k, v in block.items() if k != "type"}
             return [Unknown(kind, FlexValue(data))]
     rest = extra_fields(block, known)
     if rest and not isinstance(read, Image | Document):
         # Fields of a block laminate does not model (a text block's citations): the
         # block is kept whole, so nothing is dropped.
-        return [Unknown(kind, FlexValue({k: (v) for k, v in block.items() if k != "type"}))]
+        return [Unknown(kind, FlexValue({k: v for k, v in block.items() if k != "type"}))]
     return [read, *_cache(block, path)]
 
 
@@ -271,14 +271,17 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
         return ToolSpec(
             get(tool, "name", str, path) or "",
             kind=need(tool, "type", str, path),
-            extra=(dict(tool)),
+            extra=dict(tool),
         )
     return ToolSpec(
         need(tool, "name", str, path),
         get(tool, "description", str, path) or "",
-        (need(tool, "input_schema", dict, path)),
+        need(tool, "input_schema", dict, path),
         get(tool, "strict", bool, path),
-        extra=extra_fields(tool, {"name", "description", "input_schema", "strict"}),
+        extra=extra_fields(
+            tool, {"name", "description", "input_schema", "strict", "cache_control"}
+        ),
+        cache=next(iter(_cache(tool, path)), None),
     )
 
 
@@ -325,7 +328,7 @@ def _read_settings(
             "schema",
         }
     ):
-        response_format = JsonSchema("", (need(form, "schema", dict, "output_config.format")))
+        response_format = JsonSchema("", need(form, "schema", dict, "output_config.format"))
         del output["format"]
     if output:
         extra["output_config"] = output
@@ -352,13 +355,24 @@ def write_request(request: Request) -> WrittenBody:
     ]
     if tools:
         body["tools"] = tools
+    thinking = request.reasoning is not None and not own
     choice = _write_choice(request, losses)
+    if thinking and choice is not None and choice["type"] in ("any", "tool"):
+        # With thinking on, Messages takes only "auto" or "none" as the tool choice.
+        losses.add("tool_choice", "approximated")
+        choice["type"] = "auto"
+        choice.pop("name", None)
     if choice is not None:
         body["tool_choice"] = {**choice, **extra.pop("tool_choice", {})}
     for key in ("temperature", "top_p", "top_k"):
         value = getattr(request, key)
-        if value is not None:
-            body[key] = value
+        if value is None:
+            continue
+        if thinking and key != "top_p" and not (key == "temperature" and value == 1):
+            # With thinking on, Messages refuses another temperature and any top_k.
+            losses.add(key, "unsupported")
+            continue
+        body[key] = value
     if request.stop:
         body["stop_sequences"] = list(request.stop)
     if request.stream is not None:
@@ -391,8 +405,16 @@ def _write_conversation(
 ) -> tuple[str | list[Json], list[Json]]:
     system = _write_system(request.system, losses)
     out: list[Json] = []
-    for i, message in enumerate(request.messages):
+    orphans = set() if own else _orphans(request.messages)
+    for i, given in enumerate(request.messages):
         path = f"messages[{i}]"
+        message = given
+        if any(i == n for n, _ in orphans):
+            kept = [b for j, b in enumerate(given.content) if (i, j) not in orphans]
+            for n, j in sorted(orphans):
+                if n == i:
+                    losses.add(f"{path}.content[{j}]", "unsupported")
+            message = Message(given.role, kept, given.extra)
         if message.role == "system" and not own:
             # Messages takes system text only at the top: hoisted there, in order (a
             # loss of its place when the conversation had begun).
@@ -417,6 +439,31 @@ def _write_conversation(
             continue
         out.append(written)
     return system, out
+
+
+def _orphans(messages: Sequence[Message]) -> set[tuple[int, int]]:
+    """Where the tool results are that answer no call of the assistant turn before them,
+    or answer one a second time: Messages refuses both (each call gets exactly one
+    result, in the next user turn)."""
+    found: set[tuple[int, int]] = set()
+    open_calls: set[str] = set()
+    answering = False  # whether the user turn after the calls has begun
+    for i, message in enumerate(messages):
+        if message.role == "assistant":
+            if answering:
+                open_calls, answering = set(), False
+            open_calls |= {b.id for b in message.content if isinstance(b, ToolUse | InvalidToolUse)}
+        elif message.role == "user":
+            answering = True
+            for j, block in enumerate(message.content):
+                if isinstance(block, ToolResult):
+                    if block.tool_use_id in open_calls:
+                        open_calls.discard(block.tool_use_id)
+                    else:
+                        found.add((i, j))
+            if any(not isinstance(b, ToolResult) for b in message.content):
+                open_calls = set()
+    return found
 
 
 def _joined_system(system: str | list[Json], text: str) -> str | list[Json]:
@@ -602,6 +649,8 @@ def _function(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json:
     written["input_schema"] = schema
     if spec.strict is not None:
         written["strict"] = spec.strict
+    if spec.cache is not None:
+        written["cache_control"] = _cache_control(spec.cache)
     return _with_extra(written, spec.extra, own, path, losses)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..._core.assembler import Assembler
 from ..spec import Api, Endpoint, HandlerOptions, Http, Mock
-from . import request, requests
+from . import request
 from .body import error_body, error_kind, write_body
 from .encode import GeminiWriter, sources
 from .sdk import SDK
@@ -57,10 +57,10 @@ API = Api(
     framing="sse",
     handler=_handler,
     read_body=_read_body,
-    tool=requests.tool,
-    tools_array=requests.tools_array,
-    assistant=requests.assistant,
-    results=requests.results,
+    tool=request.tool,
+    tools_array=request.tools_array,
+    assistant=request.assistant,
+    results=request.results,
     read_request=request.read_request,
     write_request=request.write_request,
     tool_name_rule=r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}",
@@ -85,6 +85,6 @@ API = Api(
         sse_query="alt=sse",
         demo_model="gemini-3-pro-preview",
         demo_path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
-        demo_request=requests.first_request,
+        demo_request=request.first_request,
     ),
 )

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import unquote
 
@@ -47,7 +47,7 @@ from ..._core.request import (
     ToolResult,
     ToolSpec,
 )
-from ..._core.response import InvalidToolUse, Reasoning, Text, ToolUse, Unknown
+from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..requestkit import (
     Losses,
     at,
@@ -58,15 +58,21 @@ from ..requestkit import (
     object_at,
 )
 from ..shapes import arguments_object
-from ..spec import WrittenBody
+from ..spec import ToolDefinition, ToolOutcome, WrittenBody
+from .stream import METADATA
 
 __all__ = [
     "MADE_UP_ID",
     "SKIP_SIGNATURE",
+    "assistant",
+    "first_request",
     "function_response",
     "model_parts",
     "read_request",
+    "results",
     "schema_for_gemini",
+    "tool",
+    "tools_array",
     "write_request",
 ]
 
@@ -281,8 +287,8 @@ def _declaration(declaration: Mapping[str, Any], path: str) -> ToolSpec:
     if name is None:
         raise invalid(at(path, "name"), "missing")
     description = get(given, "description", str, path) or ""
-    # What a rewrite would not give back is kept for Gemini: an empty description, the
-    # schema field as spelled, an OpenAPI schema as sent, other fields.
+    # What a rewrite would not give back is kept for Gemini: an empty description, an
+    # OpenAPI schema as sent, other fields.
     spelled = {_camel(key) if "_" in key else key: key for key in declaration}
     extra: dict[str, Any] = {}
     if "description" in given and not description:
@@ -291,9 +297,8 @@ def _declaration(declaration: Mapping[str, Any], path: str) -> ToolSpec:
     for key in _SCHEMA_KEYS:
         if key in given:
             value = object_at(given[key], at(path, key))
-            if spelled[key] != "parametersJsonSchema" or not _has_parameters(value):
+            if key == "parameters":  # Gemini's OpenAPI schema: back to Gemini as sent
                 extra["schema_key"] = spelled[key]
-            if key == "parameters":
                 extra["parameters"] = copy_json(dict(value))
                 schema = _json_schema(value)
             else:
@@ -460,28 +465,31 @@ def _call_names(request: Request) -> dict[str, str]:
 
 
 def model_parts(
-    blocks: list[Block],
+    blocks: Sequence[Block],
     api: str | None,
     names: Mapping[str, str],
     losses: Losses,
     path: str,
+    *,
+    placeholder: bool = True,
 ) -> list[dict[str, Any]]:
     """The parts of one turn. Blocks only their source API can read go back only to
-    Gemini; what Gemini cannot carry is listed in ``losses``."""
+    Gemini; what Gemini cannot carry is listed in ``losses``. ``placeholder``: another
+    API's calls carry :data:`SKIP_SIGNATURE`."""
     parts: list[dict[str, Any]] = []
     own = api == NAME
     for index, block in enumerate(blocks):
         where = at(at(path, "content"), index)
         match block:
             case Text(text=text, signature=signature):
-                if text or own:
+                if text or (own and (signature or placeholder)):
                     parts.append(_signed({"text": text}, signature if own else None))
             case Reasoning(text=text, signature=signature) if own:
                 parts.append(_signed({"text": text, "thought": True}, signature))
             case Reasoning():
                 losses.add(where, "foreign-reasoning")
             case ToolUse() | InvalidToolUse():
-                parts.append(_function_call(block, api))
+                parts.append(_function_call(block, api, placeholder))
             case ToolResult():
                 parts.append(function_response(block, names))
                 if not isinstance(block.content, str):
@@ -498,8 +506,13 @@ def model_parts(
                     parts.append(part)
                     if isinstance(block, Document) and block.text is not None:
                         losses.add(where, "approximated")
-            case Unknown(data=data) if own and isinstance(data.value, dict):
-                parts.append(copy_json(data.value))
+            case Unknown(block_type=kind, data=data) if own and kind not in METADATA:
+                if isinstance(data.value, dict) and kind in data.value:  # the part, whole
+                    parts.append(copy_json(data.value))
+                else:
+                    losses.add(where, "unsupported")
+            case Unknown(block_type=kind) if own:
+                pass  # what the answer said of itself (grounding, ...): not a part
             case CachePoint():
                 losses.add(where, "unsupported")
             case _:
@@ -507,24 +520,33 @@ def model_parts(
     return parts
 
 
-def _function_call(block: ToolUse | InvalidToolUse, api: str | None) -> dict[str, Any]:
+def _function_call(
+    block: ToolUse | InvalidToolUse, api: str | None, placeholder: bool
+) -> dict[str, Any]:
     call: dict[str, Any] = {"name": block.name, "args": arguments_object(block)}
     if block.id and not MADE_UP_ID.fullmatch(block.id):
         call["id"] = block.id
     part: dict[str, Any] = {"functionCall": call}
     if api == NAME:
         return _signed(part, block.signature if isinstance(block, ToolUse) else None)
-    if api is not None:
+    if api is not None and placeholder:
         part["thoughtSignature"] = SKIP_SIGNATURE
     return part
 
 
-def function_response(result: ToolResult, names: Mapping[str, str]) -> dict[str, Any]:
+def function_response(
+    result: ToolResult, names: Mapping[str, str], *, wrap: bool = False
+) -> dict[str, Any]:
     """A ``functionResponse`` part: named after the call it answers, its ``response`` an
-    object (``{"output": ...}``, ``{"error": ...}``, or the object a JSON text holds)."""
+    object (``{"output": ...}``, ``{"error": ...}``, or the object a JSON text holds;
+    ``wrap``: always one of the first two)."""
+    if wrap:
+        response = {"error" if result.is_error else "output": result.output}
+    else:
+        response = _response_object(result)
     reply: dict[str, Any] = {
         "name": result.name or names.get(result.tool_use_id, ""),
-        "response": _response_object(result),
+        "response": response,
     }
     if result.tool_use_id and not MADE_UP_ID.fullmatch(result.tool_use_id):
         reply["id"] = result.tool_use_id
@@ -584,7 +606,7 @@ def _declare(tool: ToolSpec, own: bool, losses: Losses, path: str) -> dict[str, 
     if own and "schema_key" in tool.extra:
         key = tool.extra["schema_key"]
         declaration[key] = copy_json(tool.extra.get("parameters", dict(tool.schema)))
-    elif _has_parameters(tool.schema):
+    elif tool.schema:
         declaration["parametersJsonSchema"] = schema_for_gemini(tool.schema, losses, path)
     if own:
         declaration.update(copy_json(dict(tool.extra.get("fields", {}))))
@@ -599,26 +621,15 @@ def _declare(tool: ToolSpec, own: bool, losses: Losses, path: str) -> dict[str, 
 # What ``fileData`` may point at: Cloud Storage and Gemini's Files API (Gemini fetches no
 # other link on every surface).
 _FILE_URIS: Final = ("gs://", "https://generativelanguage.googleapis.com/")
-_EMPTY_OBJECT: Final = frozenset({"type", "properties", "additionalProperties", "required"})
-
-
-def _has_parameters(schema: Mapping[str, Any]) -> bool:
-    # A tool without parameters is declared without a schema: an empty OBJECT is
-    # refused by some Gemini versions.
-    return bool(schema.get("properties")) or bool(set(schema) - _EMPTY_OBJECT)
 
 
 def schema_for_gemini(schema: Mapping[str, Any], losses: Losses, path: str) -> dict[str, Any]:
-    """A JSON Schema Gemini's ``parametersJsonSchema`` takes: local ``$ref``\\s inlined
-    (Gemini refuses a ``$ref`` beside other keywords), ``$schema`` and ``$id`` dropped; a
-    ``schema`` loss for each change."""
+    """A JSON Schema Gemini's ``parametersJsonSchema`` takes: a local ``$ref`` beside
+    other keywords (which Gemini refuses) is replaced by what it names, merged with them
+    (a ``schema`` loss)."""
     definitions = {**schema.get("definitions", {}), **schema.get("$defs", {})}
     changed: list[bool] = []
     out: dict[str, Any] = _inline(dict(schema), definitions, changed, depth=0)
-    for key in ("$schema", "$id", "$defs", "definitions"):
-        if key in out:
-            del out[key]
-            changed.append(True)
     if changed:
         losses.add(at(path, "schema"), "schema")
     return out
@@ -630,7 +641,7 @@ def _inline(value: Any, definitions: Mapping[str, Any], changed: list[bool], dep
     if not isinstance(value, Mapping):
         return copy_json(value)
     ref = value.get("$ref")
-    if isinstance(ref, str) and depth < 16:
+    if isinstance(ref, str) and len(value) > 1 and depth < 16:
         name = ref.rsplit("/", 1)[-1]
         if ref.startswith(("#/$defs/", "#/definitions/")) and name in definitions:
             changed.append(True)
@@ -677,3 +688,42 @@ def _generation_config(
         if isinstance(response_format, JsonSchema):
             config["responseJsonSchema"] = copy_json(dict(response_format.schema))
     return config
+
+
+# -- the tool loop's shapes -----------------------------------------------------------------
+
+
+def tool(tool: ToolDefinition) -> dict[str, Any]:
+    """One function declaration (``parametersJsonSchema``: the JSON Schema as it is)."""
+    spec = ToolSpec(tool.name, tool.description, tool.parameters)
+    return _declare(spec, False, Losses(), "")
+
+
+def tools_array(declarations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Gemini's ``tools`` array: one tool holding every function declaration."""
+    return [{"functionDeclarations": declarations}] if declarations else []
+
+
+def assistant(response: NormalizedResponse, reasoning_field: str | None) -> dict[str, Any]:
+    """The ``model`` turn of a response: every part with the signature it came with when
+    the response is Gemini's; another provider's carry none."""
+    parts = model_parts(response.content, response.provider, {}, Losses(), "", placeholder=False)
+    return {"role": "model", "parts": parts}
+
+
+def results(results: Sequence[ToolOutcome]) -> list[dict[str, Any]]:
+    """One ``user`` turn of ``functionResponse`` parts: ``{"output": ...}`` for a result,
+    ``{"error": ...}`` for a failure (the keys Gemini's documentation names)."""
+    if not results:
+        return []
+    parts = [
+        function_response(ToolResult(r.call_id, r.name, r.output, r.ok), {}, wrap=True)
+        for r in results
+    ]
+    return [{"role": "user", "parts": parts}]
+
+
+def first_request(model: str, prompt: str, tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """A first request: the model is named in the path, and the endpoint (not a field)
+    says whether the answer streams."""
+    return {"contents": [{"role": "user", "parts": [{"text": prompt}]}], "tools": tools}

@@ -238,7 +238,7 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
         return ToolSpec(
             need(function, "name", str, where),
             get(function, "description", str, where) or "",
-            (get(function, "parameters", dict, where) or {}),
+            get(function, "parameters", dict, where) or {},
             get(function, "strict", bool, where),
             extra=extra_fields(function, {"name", "description", "parameters", "strict"}),
         )
@@ -251,7 +251,7 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
             kind="custom",
             extra=extra_fields(custom, {"name", "description"}),
         )
-    return ToolSpec(str(tool.get("name", "")), kind=kind, extra=(dict(tool)))
+    return ToolSpec(str(tool.get("name", "")), kind=kind, extra=dict(tool))
 
 
 def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
@@ -292,7 +292,7 @@ def _read_format(
         where = "response_format.json_schema"
         return JsonSchema(
             need(schema, "name", str, where),
-            (get(schema, "schema", dict, where) or {}),
+            get(schema, "schema", dict, where) or {},
             get(schema, "strict", bool, where),
         )
     extra["response_format"] = dict(form)
@@ -514,6 +514,8 @@ def _call(call: ToolUse | InvalidToolUse) -> Json:
 
 
 def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
+    if spec.cache is not None:
+        losses.add(at(path, "cache"), "unsupported")  # caching is the API's own business
     extra: Json = {}
     if own:
         extra = copy_json(dict(spec.extra))

@@ -176,7 +176,7 @@ def _read_item(item: Mapping[str, Any], path: str, names: dict[str, str]) -> Mes
                 rest["summary"] = item["summary"]  # its parts, as they were
             return Message("assistant", [block], rest)
         case str():
-            data = {k: (v) for k, v in item.items() if k != "type"}
+            data = {k: v for k, v in item.items() if k != "type"}
             role: Role = "user" if kind.endswith("_output") else "assistant"
             return Message(role, [Unknown(kind, FlexValue(data))])
         case _:
@@ -220,7 +220,7 @@ def _read_part(part: Mapping[str, Any], path: str) -> Block:
             inline = parse_data_url(need(part, "file_data", str, path))
             if inline is not None:
                 return Document(inline[0], data=inline[1], title=get(part, "filename", str, path))
-    return Unknown(kind, FlexValue({k: (v) for k, v in part.items() if k != "type"}))
+    return Unknown(kind, FlexValue({k: v for k, v in part.items() if k != "type"}))
 
 
 def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
@@ -230,7 +230,7 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
             return ToolSpec(
                 need(tool, "name", str, path),
                 get(tool, "description", str, path) or "",
-                (get(tool, "parameters", dict, path) or {}),
+                get(tool, "parameters", dict, path) or {},
                 get(tool, "strict", bool, path),
                 extra=extra_fields(tool, {"type", "name", "description", "parameters", "strict"}),
             )
@@ -242,7 +242,7 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
                 extra=extra_fields(tool, {"type", "name", "description"}),
             )
         case _:
-            return ToolSpec(str(tool.get("name", "")), kind=kind, extra=(dict(tool)))
+            return ToolSpec(str(tool.get("name", "")), kind=kind, extra=dict(tool))
 
 
 def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
@@ -290,7 +290,7 @@ def _read_format(
         elif kind == "json_schema" and set(form) <= {"type", "name", "schema", "strict"}:
             found = JsonSchema(
                 need(form, "name", str, "text.format"),
-                (get(form, "schema", dict, "text.format") or {}),
+                get(form, "schema", dict, "text.format") or {},
                 get(form, "strict", bool, "text.format"),
             )
         else:
@@ -538,6 +538,8 @@ def _reasoning(block: Reasoning, extra: Json) -> Json:
 
 
 def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
+    if spec.cache is not None:
+        losses.add(at(path, "cache"), "unsupported")  # caching is the API's own business
     extra: Json = copy_json(dict(spec.extra)) if own else {}
     if not own:
         for key in spec.extra:
