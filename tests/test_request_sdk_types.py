@@ -48,7 +48,6 @@ TARGETS = tuple(name for name in API_OF_FOLDER.values() if APIS[name].write_requ
 REFUSED: dict[tuple[str, str], str] = {
     # A text/plain document sent as base64 bytes goes to Anthropic as a base64 source,
     # which Anthropic takes only for PDFs (a text document wants a text source).
-    ("bedrock_converse/pydantic-ai-cache-point", "anthropic"): "plain-text document as base64",
 }
 
 

@@ -1,5 +1,6 @@
 """The ``laminate`` command line: one module per command (``replay``, ``record``,
-``serve``, ``demo``, ``translate``), each with its ``add_parser``; this module puts them together.
+``serve``, ``demo``, ``translate``, ``proxy``), each with its ``add_parser``; this module
+puts them together.
 
 Every failure is one line on standard error, ``laminate: <what went wrong>``, and a
 non-zero exit status: 2 for a bad command line, 1 for everything else.
