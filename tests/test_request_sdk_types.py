@@ -45,10 +45,8 @@ from .request_validators import (
 TARGETS = tuple(name for name in API_OF_FOLDER.values() if APIS[name].write_request is not None)
 
 # Translations the target's types refuse today, with why: each fails until fixed.
-REFUSED: dict[tuple[str, str], str] = {
-    # A text/plain document sent as base64 bytes goes to Anthropic as a base64 source,
-    # which Anthropic takes only for PDFs (a text document wants a text source).
-}
+# Translations an API's own types refuse, with why (none today).
+REFUSED: dict[tuple[str, str], str] = {}
 
 
 def _params() -> list[Any]:
