@@ -218,18 +218,9 @@ def test_codex_requests_on_other_apis(target: str, with_result: bool) -> None:
         assert "Process exited with code 0" in json.dumps(translation.body)
 
 
-_GRAMMAR_NESTED: Final = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Chat Completions nests a custom tool's grammar (format: {type: grammar, grammar: "
-        "{syntax, definition}}); the writer copies the Responses API's flat format"
-    ),
-)
-
-
 @pytest.mark.parametrize(
     "target",
-    [pytest.param(t, marks=_GRAMMAR_NESTED) if t == "openai" else t for t in CODEX_BACKENDS],
+    list(CODEX_BACKENDS),
 )
 def test_codex_free_form_patch_tool_on_other_apis(target: str) -> None:
     request = codex_request(with_result=False, patch_tool=True)

@@ -221,21 +221,8 @@ def test_codex_with_a_reasoning_model(tmp_path: Path) -> None:
     assert THOUGHT in run.stdout, run.describe()
 
 
-_GRAMMAR_NOT_NESTED: Final = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "Codex offers models it knows its free-form apply_patch tool (a custom tool with a "
-        "Lark grammar); written for Chat Completions the grammar keeps the Responses API's "
-        "flat format, which Chat Completions refuses (it nests {syntax, definition} under "
-        "format.grammar)"
-    ),
-)
-
-
 @needs(CODEX)
-@pytest.mark.parametrize(
-    "backend", [pytest.param("openai", marks=_GRAMMAR_NOT_NESTED), "anthropic"]
-)
+@pytest.mark.parametrize("backend", ["openai", "anthropic"])
 def test_codex_with_a_model_it_knows(backend: str, tmp_path: Path, aws_env: None) -> None:
     # A model name Codex knows changes its request: verbosity, reasoning effort, and the
     # free-form apply_patch tool beside exec_command.

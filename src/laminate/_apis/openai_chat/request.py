@@ -524,7 +524,7 @@ def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
             if not (spec.kind == "custom" and key == "format"):
                 losses.add(at(path, key), "source-only")
         if spec.kind == "custom" and "format" in spec.extra:
-            extra["format"] = copy_json(spec.extra["format"])
+            extra["format"] = _nested_format(spec.extra["format"])
     match spec.kind:
         case "function":
             function: Json = {"name": spec.name}
@@ -602,3 +602,13 @@ def _outcome(result: ToolOutcome) -> ToolResult:
     if isinstance(result, ToolResult):
         return result
     return ToolResult(result.call_id, result.name, result.output, result.ok, result.kind)
+
+
+def _nested_format(input_format: Any) -> Any:
+    """A custom tool's format as this API spells it: a grammar's ``syntax`` and
+    ``definition`` nested in ``grammar`` (the Responses API puts them beside ``type``)."""
+    flat = isinstance(input_format, Mapping) and "grammar" not in input_format
+    if flat and input_format.get("type") == "grammar":
+        fields = {k: v for k, v in input_format.items() if k != "type"}
+        return {"type": "grammar", "grammar": copy_json(fields)}
+    return copy_json(input_format)

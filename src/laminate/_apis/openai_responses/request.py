@@ -544,7 +544,7 @@ def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
     if not own:
         for key in spec.extra:
             if spec.kind == "custom" and key == "format":
-                extra["format"] = copy_json(spec.extra["format"])
+                extra["format"] = _flat_format(spec.extra["format"])
             elif spec.kind in ("function", "custom"):
                 losses.add(at(path, key), "source-only")
     match spec.kind:
