@@ -9,8 +9,10 @@ these tests), and answered by a script that plays a tool loop:
   ``{"city": <the user's first text>}`` and the id ``call_<hash of that text>``;
 - else, the answer is ``"echo: <the user's first text>"``.
 
-A tool result must name the id the backend gave its call (where the API has ids), or the
-answer is a 400: so a proxy that loses the backend's ids fails the loop.
+A tool result must name the id the backend gave its call, or the id of a call the same
+request's assistant turn makes (as the real APIs check: a client whose API has no ids,
+Ollama's, cannot send the backend's back), or the answer is a 400: so a proxy that loses
+or mismatches ids fails the loop.
 
 The answer is written with laminate's own encoders in the API asked: a stream (chunk by
 chunk, ``pace`` seconds apart) or a complete body, as the request asks. Models whose name
@@ -78,6 +80,7 @@ class Asked:
     tools: list[str] = field(default_factory=list)
     result: str | None = None
     result_id: str | None = None
+    call_ids: set[str] = field(default_factory=set)
 
 
 def _read(api: str, body: dict[str, Any]) -> Asked:
@@ -87,6 +90,7 @@ def _read(api: str, body: dict[str, Any]) -> Asked:
         for m in body.get("messages", []):
             if m.get("role") == "user" and not asked.user:
                 asked.user = _text_of(m.get("content"))
+            asked.call_ids.update(c.get("id") or "" for c in m.get("tool_calls") or [])
             if m.get("role") == "tool":
                 asked.result = _text_of(m.get("content"))
                 asked.result_id = m.get("tool_call_id")
@@ -99,6 +103,8 @@ def _read(api: str, body: dict[str, Any]) -> Asked:
         for item in items or []:
             if item.get("role") == "user" and not asked.user:
                 asked.user = _text_of(item.get("content"))
+            if item.get("type") == "function_call":
+                asked.call_ids.add(item.get("call_id") or "")
             if item.get("type") == "function_call_output":
                 asked.result = _text_of(item.get("output"))
                 asked.result_id = item.get("call_id")
@@ -111,6 +117,8 @@ def _read(api: str, body: dict[str, Any]) -> Asked:
             for b in blocks:
                 if m["role"] == "user" and b.get("type") == "text" and not asked.user:
                     asked.user = b["text"]
+                if b.get("type") == "tool_use":
+                    asked.call_ids.add(b.get("id") or "")
                 if b.get("type") == "tool_result":
                     asked.result = _text_of(b.get("content"))
                     asked.result_id = b.get("tool_use_id")
@@ -132,6 +140,8 @@ def _read(api: str, body: dict[str, Any]) -> Asked:
             for b in m.get("content", []):
                 if m["role"] == "user" and "text" in b and not asked.user:
                     asked.user = b["text"]
+                if "toolUse" in b:
+                    asked.call_ids.add(b["toolUse"].get("toolUseId") or "")
                 if "toolResult" in b:
                     asked.result = _text_of(b["toolResult"].get("content"))
                     asked.result_id = b["toolResult"].get("toolUseId")
@@ -253,7 +263,8 @@ class ScriptedBackend:
         if model == "fail-slow":
             await asyncio.sleep(5)
         asked = _read(api, data)
-        if asked.result_id is not None and asked.result_id != call_id(asked.user):
+        known = {call_id(asked.user), *asked.call_ids}
+        if asked.result_id is not None and asked.result_id not in known:
             status = 400
             body = json.dumps(
                 http.error_body(status, http.error_kind(status), "tool result for an unknown id")

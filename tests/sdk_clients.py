@@ -204,7 +204,7 @@ def _gemini(base_url: str, model: str, prompt: str, stream: bool) -> tuple[dict[
             role="user",
             parts=[
                 types.Part.from_function_response(
-                    name="get_weather", response={"result": result_for(args["city"])}
+                    name="get_weather", response={"output": result_for(args["city"])}
                 )
             ],
         )
