@@ -428,3 +428,25 @@ def test_results_that_answer_no_call_or_answer_one_twice_are_left_out() -> None:
         Loss("messages[3].content[0]", "unsupported"),
         Loss("messages[3].content[1]", "unsupported"),
     ]
+
+
+def test_a_text_document_given_as_base64_goes_as_a_text_source() -> None:
+    request = laminate.Request(
+        model="m",
+        messages=[
+            Message("user", [Text("sum up"), Document("text/plain", data="aGVsbG8=", title="n")])
+        ],
+    )
+    written = laminate.write_request(request, API)
+    assert written.body["messages"][0]["content"][1] == {
+        "type": "document",
+        "source": {"type": "text", "media_type": "text/plain", "data": "hello"},
+        "title": "n",
+    }
+    assert written.losses == []
+    broken = laminate.Request(
+        model="m", messages=[Message("user", [Text("x"), Document("text/plain", data="%%%")])]
+    )
+    assert laminate.write_request(broken, API).losses == [
+        Loss("messages[0].content[1]", "unsupported")
+    ]

@@ -23,6 +23,8 @@ The tool loop's shapes (``tool``, ``assistant``, ``results``) are this writer's.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -601,10 +603,26 @@ def _image(block: Image, own: bool, path: str, losses: Losses) -> Json:
     return _with_extra(written, block.extra, own, path, losses)
 
 
-def _document(block: Document, own: bool, path: str, losses: Losses) -> Json:
+def _decoded(data: str) -> str | None:
+    try:
+        return base64.b64decode(data, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _document(block: Document, own: bool, path: str, losses: Losses) -> Json | None:
     extra = dict(block.extra)
     if "source" in extra and own:
         source = extra.pop("source")
+    elif block.data is not None and block.media_type.startswith("text/"):
+        # A base64 source is for PDFs only: a text document goes as a text source.
+        text = _decoded(block.data)
+        if text is None:
+            losses.add(path, "unsupported")
+            return None
+        source = {"type": "text", "media_type": "text/plain", "data": text}
+        if block.media_type != "text/plain":
+            losses.add(at(path, "media_type"), "approximated")
     elif block.data is not None:
         source = {"type": "base64", "media_type": block.media_type, "data": block.data}
     elif block.text is not None:
