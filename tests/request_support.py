@@ -256,8 +256,40 @@ def _responses(body: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _gemini(body: Any) -> Any:
+    """The body with the spellings proto3 JSON takes as one made one (snake_case keys as
+    camelCase; empty objects, lists and descriptions, which say nothing, left out)."""
+    if isinstance(body, dict):
+        out = {}
+        for key, value in body.items():
+            head, *rest = key.split("_")
+            name = head + "".join(w[:1].upper() + w[1:] for w in rest)
+            if value not in ({}, []) and not (name == "description" and value == ""):
+                out[name] = _gemini(value)
+        return out
+    if isinstance(body, list):
+        return [_gemini(item) for item in body]
+    return body
+
+
+def _bedrock(body: Any) -> Any:
+    """The body with its explicit defaults left out: empty objects and lists, a tool
+    result's ``status: "success"``."""
+    if isinstance(body, dict):
+        return {
+            key: _bedrock(value)
+            for key, value in body.items()
+            if value not in ({}, []) and not (key == "status" and value == "success")
+        }
+    if isinstance(body, list):
+        return [_bedrock(item) for item in body]
+    return body
+
+
 CANONICAL: Final[dict[str, Callable[[Any], Any]]] = {
     "anthropic": _anthropic,
     "openai": _chat,
     "openai-responses": _responses,
+    "gemini": _gemini,
+    "bedrock": _bedrock,
 }

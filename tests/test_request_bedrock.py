@@ -23,25 +23,12 @@ from laminate import (
 )
 from laminate._core.request import Block
 
+from .request_support import canonical
 from .request_validators import Vector, needs_request_vectors, request_vectors, validate
 
 API = "bedrock"
 CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 PATH = "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"
-
-
-def same(body: Any) -> Any:
-    """The body with its explicit defaults left out: empty objects and lists, a tool
-    result's ``status: "success"``."""
-    if isinstance(body, dict):
-        return {
-            key: same(value)
-            for key, value in body.items()
-            if value not in ({}, []) and not (key == "status" and value == "success")
-        }
-    if isinstance(body, list):
-        return [same(item) for item in body]
-    return body
 
 
 @needs_request_vectors
@@ -51,7 +38,7 @@ def test_every_recorded_request_is_written_back_as_it_came(vector: Vector) -> No
     written = laminate.write_request(laminate.read_request(body, API, path=vector.path), API)
     assert written.losses == []
     assert written.path == vector.path
-    assert same(written.body) == same(body)
+    assert canonical(API, written.body) == canonical(API, body)
 
 
 def test_the_model_id_and_the_streaming_are_in_the_path() -> None:

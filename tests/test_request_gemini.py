@@ -24,26 +24,11 @@ from laminate import (
 )
 from laminate._core.request import Block
 
+from .request_support import canonical
 from .request_validators import Vector, needs_request_vectors, request_vectors, validate
 
 API = "gemini"
 PATH = "/v1beta/models/gemini-2.5-flash:generateContent"
-
-
-def same(body: Any) -> Any:
-    """The body with the spellings proto3 JSON takes as one made one (snake_case keys as
-    camelCase; empty objects, lists and descriptions, which say nothing, left out)."""
-    if isinstance(body, dict):
-        out = {}
-        for key, value in body.items():
-            head, *rest = key.split("_")
-            name = head + "".join(w[:1].upper() + w[1:] for w in rest)
-            if value not in ({}, []) and not (name == "description" and value == ""):
-                out[name] = same(value)
-        return out
-    if isinstance(body, list):
-        return [same(item) for item in body]
-    return body
 
 
 @needs_request_vectors
@@ -53,7 +38,7 @@ def test_every_recorded_request_is_written_back_as_it_came(vector: Vector) -> No
     written = laminate.write_request(laminate.read_request(body, API, path=vector.path), API)
     assert written.losses == []
     assert written.path == vector.path
-    assert same(written.body) == same(body)  # a number is a number: 40 == 40.0
+    assert canonical(API, written.body) == canonical(API, body)  # a number is a number: 40 == 40.0
 
 
 def test_the_model_and_the_streaming_are_in_the_path() -> None:
