@@ -11,7 +11,7 @@ are ``{"path": ..., "content": <N KB of code with escapes and non-ASCII>}``, sen
 - floor: the body split into frames and ``json.loads`` of every payload, nothing else;
 - no reads: the events are produced and dropped (and, to show what the live view adds
   to that, the ``ArgumentsView.append`` calls alone);
-- UI loop: at every ``ToolInputDelta``, ``is_complete(("path",))`` and the
+- UI loop: at every ``ToolInputDelta``, ``is_written(("path",))`` and the
   ``string_deltas`` of the content appended to the text being shown (checked at the
   end against the real content);
 - ``partial``: the same loop reading ``event.partial`` at every fragment, quadratic by
@@ -52,7 +52,7 @@ FLOOR: Final = "floor: frames + json.loads"
 NO_READS: Final = "no reads"
 PARTIAL: Final = "`partial` at every fragment"
 BOOKKEEPING: Final = "of which `ArgumentsView.append`"
-UI_LOOP: Final = "UI loop: is_complete + string_deltas"
+UI_LOOP: Final = "UI loop: is_written + string_deltas"
 REPARSE: Final = "re-parse with jiter (SDKs)"
 PATH: Final = "src/laminate/examples/générateur_de_rapport.py"
 
@@ -220,7 +220,7 @@ def ui_loop(stream: Iterable[laminate.Event], case: Case) -> None:
     for n, event in enumerate(stream):
         match event:
             case ToolInputDelta():
-                if path_done_at < 0 and event.is_complete(("path",)):
+                if path_done_at < 0 and event.is_written(("path",)):
                     path_done_at = n  # the UI may now show the file name
                 shown += [d.text for d in event.string_deltas if d.path == ("content",)]
     if "".join(shown) != case.content or path_done_at < 0:

@@ -177,6 +177,7 @@ def test_every_fragment_describes_a_prefix_of_the_final_arguments(
     paths = [path for path, _ in paths_of(final)]
     joined: dict[JSONPath, str] = defaultdict(str)
     was_complete: set[JSONPath] = set()
+    was_written: set[JSONPath] = set()
     for seq in range(len(fragments)):
         assert view.error(seq) is None
         partial = view.partial(seq)
@@ -191,6 +192,11 @@ def test_every_fragment_describes_a_prefix_of_the_final_arguments(
                 was_complete.add(path)
             else:
                 assert path not in was_complete  # once finished, always finished
+            if view.is_written(seq, path):  # keys are unique here: written is final
+                assert same(at(partial, path), at(final, path))
+                was_written.add(path)
+            else:
+                assert path not in was_written
     strings = {path: item for path, item in paths_of(final) if isinstance(item, str)}
     assert dict(joined) == {path: item for path, item in strings.items() if item}
 
@@ -364,10 +370,10 @@ def test_a_fragment_that_only_opens_or_closes_a_string_extends_nothing() -> None
 # -- completion -----------------------------------------------------------------------
 
 
-def test_is_complete_follows_each_value() -> None:
+def test_is_written_follows_each_value_and_is_complete_waits_for_its_object() -> None:
     fragments = ['{"path": "a.t', 'xt", "n": 12', ", ", '"flag": tru', "e, ", '"xs": [1, "b"]', "}"]
     view = view_of(fragments)
-    done_at = {
+    written_at = {
         ("path",): 1,
         ("n",): 2,  # a number is finished by what follows it
         ("flag",): 4,
@@ -376,12 +382,52 @@ def test_is_complete_follows_each_value() -> None:
         ("xs",): 5,
         (): 6,
     }
-    for path, seq_done in done_at.items():
-        assert [view.is_complete(seq, path) for seq in range(len(fragments))] == [
+    for path, seq_done in written_at.items():
+        assert [view.is_written(seq, path) for seq in range(len(fragments))] == [
             seq >= seq_done for seq in range(len(fragments))
+        ], path
+        # Every member of the object could still be replaced by the same key written
+        # again, until the object closes.
+        assert [view.is_complete(seq, path) for seq in range(len(fragments))] == [
+            seq >= 6 for seq in range(len(fragments))
         ], path
     assert not view.is_complete(6, ("missing",))
     assert not view.is_complete(6, ("xs", 2))
+    assert not view.is_written(6, ("missing",))
+
+
+def test_an_element_of_an_array_is_complete_as_soon_as_it_ends() -> None:
+    fragments = ['[{"a": 1', "}, ", '"x"', ", [2", "]]"]
+    view = view_of(fragments)
+    complete_at = {(0, "a"): 1, (0,): 1, (1,): 2, (2, 0): 4, (2,): 4, (): 4}
+    for path, seq_done in complete_at.items():
+        assert [view.is_complete(seq, path) for seq in range(len(fragments))] == [
+            seq >= seq_done for seq in range(len(fragments))
+        ], path
+
+
+_REPEATED = '{"a": "b", "n": 1, "a": "c", "o": {"k": [1], "k": [2, 3]}}'
+
+
+@pytest.mark.parametrize("size", range(1, len(_REPEATED) + 1))
+def test_a_repeated_key_never_breaks_the_promise_of_is_complete(size: int) -> None:
+    fragments = [_REPEATED[i : i + size] for i in range(0, len(_REPEATED), size)]
+    view = view_of(fragments)
+    final = json.loads(_REPEATED)
+    assert final == {"a": "c", "n": 1, "o": {"k": [2, 3]}}  # the last value wins
+    last = len(fragments) - 1
+    assert same(view.partial(last), final)
+    paths = [("a",), ("n",), ("o",), ("o", "k"), ("o", "k", 0), ()]
+    for seq in range(len(fragments)):
+        partial = view.partial(seq)
+        for path in paths:
+            if view.is_complete(seq, path):
+                assert same(at(partial, path), at(final, path)), (seq, path)
+        assert view.is_complete(seq, ("a",)) is (seq == last)
+    # The first value written at a path is reported written, as it is.
+    first_b = fragment_holding(fragments, _REPEATED.index('"b"') + 2)
+    assert view.is_written(first_b, ("a",))
+    assert not any(view.is_written(seq, ("a",)) for seq in range(first_b))
 
 
 def test_a_whole_object_is_complete_at_its_only_fragment() -> None:
@@ -453,8 +499,10 @@ def test_partial_read_late_describes_its_own_fragment() -> None:
     assert view.partial(0) == {"a": "x"}
     assert view.partial(2) == {"a": "xy", "b": [1, 2]}
     assert view.partial(1) == {"a": "xy", "b": []}
-    assert not view.is_complete(1, ("b",))
-    assert view.is_complete(2, ("b",))
+    assert not view.is_written(1, ("b",))
+    assert view.is_written(2, ("b",))
+    assert not view.is_complete(2, ("b",))
+    assert view.is_complete(3, ("b",))
 
 
 def test_append_does_not_parse_and_queries_parse_only_what_they_need() -> None:
@@ -526,7 +574,8 @@ def test_nothing_changes_after_the_error() -> None:
     assert view.string_deltas(2) == ()
     assert view.partial(2) == {"a": "x"}
     assert not view.is_complete(2, ())
-    assert view.is_complete(1, ("a",))
+    assert view.is_written(1, ("a",))
+    assert not view.is_complete(2, ("a",))  # its object never closed
 
 
 def test_nesting_up_to_the_limit_is_fine() -> None:
@@ -572,8 +621,10 @@ def test_tool_input_delta_reads_the_view() -> None:
         ToolInputDelta(0, fragment, view, view.append(fragment))
         for fragment in ['{"path": "a', '.py", "content": "pr', 'int(1)\\n"}']
     ]
-    assert events[1].is_complete(["path"])  # type: ignore[arg-type]  # any sequence works
-    assert not events[0].is_complete(("path",))
+    assert events[1].is_written(["path"])  # type: ignore[arg-type]  # any sequence works
+    assert not events[0].is_written(("path",))
+    assert not events[1].is_complete(("path",))
+    assert events[2].is_complete(["path"])  # type: ignore[arg-type]
     assert events[2].is_complete()
     assert events[1].string_deltas == (
         StringDelta(("path",), ".py"),

@@ -2,7 +2,7 @@
 
 The renderer is a :class:`Transcript`: it reads events and writes text as it arrives,
 reasoning dimmed, and each tool call's arguments field by field from the live argument
-view (``string_deltas`` for the characters, ``is_complete`` for the check marks). In a
+view (``string_deltas`` for the characters, ``is_written`` for the check marks). In a
 terminal with rich installed, tool calls are drawn as live panels; otherwise everything
 is plain, append-only text (also what ``laminate replay --format pretty`` prints).
 """
@@ -109,7 +109,7 @@ class _Call:
     def take(self, event: ToolInputDelta) -> None:
         for delta in event.string_deltas:
             self.fields[delta.path] = self.fields.get(delta.path, "") + delta.text
-        self.complete.update(p for p in self.fields if event.is_complete(p))
+        self.complete.update(p for p in self.fields if event.is_written(p))
 
     def missing(self) -> list[tuple[str, Any]]:
         """Top-level arguments that never streamed as strings (numbers, lists, ...)."""
@@ -163,7 +163,7 @@ class _AppendCalls:
 
     def _check(self, call: _Call, event: ToolInputDelta) -> None:
         path = call.path
-        if path is not None and path not in call.complete and event.is_complete(path):
+        if path is not None and path not in call.complete and event.is_written(path):
             call.complete.add(path)
             self._value(" ✓", "green")
 

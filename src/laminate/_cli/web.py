@@ -19,18 +19,19 @@ browser chat UI already knows how to read, so the page shows what laminate gives
 The protocol carries a tool call's arguments as raw JSON text only (``tool-input-delta``):
 a UI would have to re-parse the whole prefix on every fragment to show fields, and still
 could not tell a finished value from one cut mid-way. laminate knows both already
-(``ToolInputDelta.string_deltas`` and ``is_complete``), so they travel beside the raw text
+(``ToolInputDelta.string_deltas`` and ``is_written``), so they travel beside the raw text
 as a custom data part, which the protocol allows and which a client that does not ask for
 it ignores (``transient``: not kept in the message)::
 
     {"type": "data-laminate-args", "transient": true,
      "data": {"toolCallId": "...", "strings": [[path, text], ...], "complete": [path, ...]}}
 
-``strings`` holds the characters each string value gained, ``complete`` the values that
-are finished after this fragment. Two more data parts frame a turn: ``data-laminate-turn``
-(provider, turn number, endpoint, model) after ``start``, and ``data-laminate-summary``
-(stop reason as sent, usage, and the token for the next turn when there is one) before
-``finish``. The next turn's request stays on the server: the page only names the token.
+``strings`` holds the characters each string value gained, ``complete`` the values
+written to their end by this fragment (``is_written``). Two more data parts frame a
+turn: ``data-laminate-turn`` (provider, turn number, endpoint, model) after ``start``,
+and ``data-laminate-summary`` (stop reason as sent, usage, and the token for the next
+turn when there is one) before ``finish``. The next turn's request stays on the server:
+the page only names the token.
 
 A truncated call reaches the page as ``tool-input-error`` (its block ended as an
 ``InvalidToolUse``), a stream that broke off as an ``error`` chunk: either way the fields
@@ -136,7 +137,7 @@ class _Fields:
         for delta in event.string_deltas:
             self.open.setdefault(delta.path, None)
             strings.append([list(delta.path), delta.text])
-        done = [path for path in self.open if event.is_complete(path)]
+        done = [path for path in self.open if event.is_written(path)]
         for path in done:
             del self.open[path]
         if not strings and not done:

@@ -71,9 +71,9 @@ class ReasoningDelta(_EventMixin):
 class ToolInputDelta(_EventMixin):
     """Raw JSON text added to the arguments of the tool call ``index``.
 
-    ``string_deltas``, ``is_complete()`` and ``partial`` describe the arguments as they
-    stand after this fragment, even when read after later events. They are computed on
-    first access by a parser that keeps its state across the call's fragments, so a
+    ``string_deltas``, ``is_complete()``, ``is_written()`` and ``partial`` describe the
+    arguments as they stand after this fragment, even when read after later events. They
+    are computed on first access by a parser that keeps its state across the call's fragments, so a
     consumer that reads none of them pays nothing for them.
     """
 
@@ -88,8 +88,18 @@ class ToolInputDelta(_EventMixin):
         return self._view.string_deltas(self._seq)
 
     def is_complete(self, path: JSONPath = ()) -> bool:
-        """Whether the value at ``path`` is finished after this fragment."""
+        """Whether the value at ``path`` is finished after this fragment: nothing later in
+        the arguments can change it. A member of an object is finished when its object
+        closes, since the same key may be written again and replace it (the last value
+        wins, as ``json.loads`` reads it); an array's element as soon as it ends."""
         return self._view.is_complete(self._seq, tuple(path))
+
+    def is_written(self, path: JSONPath = ()) -> bool:
+        """Whether a value at ``path`` has been written to its end after this fragment:
+        true from the last character of the first value written there. For a live view
+        (a file's path shown finished while its content streams); only ``is_complete``
+        promises the value is the final one, which a repeated key can make it not."""
+        return self._view.is_written(self._seq, tuple(path))
 
     @property
     def partial(self) -> FlexValue:

@@ -130,12 +130,14 @@ class _Scanner:
         "_esc_start",
         "_goods",
         "_handlers",
+        "_held",
         "_high",
         "_high_start",
         "_in_key",
         "_literal",
         "_number",
         "_number_start",
+        "_objects",
         "_out",
         "_pieces",
         "_seq",
@@ -151,6 +153,7 @@ class _Scanner:
         "error_at",
         "error_seq",
         "many_deltas",
+        "written",
     )
 
     def __init__(self) -> None:
@@ -175,6 +178,11 @@ class _Scanner:
         self._container_paths: list[JSONPath] = []
         self._slots: list[str | int] = []  # the current key or array index
         self._goods: list[int] = []  # offset just after its last finished member
+        # A member of an object is finished only when the object closes: until then the
+        # same key may come again and replace it (the last one wins, as in json.loads).
+        # Values finished inside an open object wait here for the outermost one to close.
+        self._objects = 0  # open objects
+        self._held: list[JSONPath] = []
         self._value_path: JSONPath = ()  # the string / number / literal being read
         self._in_key = False
         self._pieces: list[str] = []  # decoded text of the current string, not yet reported
@@ -192,7 +200,8 @@ class _Scanner:
         self.delta_paths: list[JSONPath | None] = []
         self.delta_texts: list[str] = []
         self.many_deltas: dict[int, tuple[StringDelta, ...]] = {}
-        self.completed: dict[JSONPath, int] = {}  # path -> seq at which its value finished
+        self.completed: dict[JSONPath, int] = {}  # path -> seq at which its value is final
+        self.written: dict[JSONPath, int] = {}  # path -> seq at which a value there ended
         self.error: str | None = None
         self.error_at = 0  # offset of the offending character
         self.error_seq = 0  # the fragment that holds it
@@ -301,6 +310,7 @@ class _Scanner:
         self._container_paths.append(self._child_path())
         self._goods.append(self._base + i + 1)
         if s[i] == "{":
+            self._objects += 1
             self._stack.append("}")
             self._slots.append("")
             self._state = _KEY_OR_CLOSE
@@ -311,12 +321,25 @@ class _Scanner:
         return i + 1
 
     def _close(self, i: int) -> int:
-        self._stack.pop()
+        if self._stack.pop() == "}":
+            self._objects -= 1
         self._slots.pop()
         self._goods.pop()
-        self.completed[self._container_paths.pop()] = self._seq
+        self._finished(self._container_paths.pop())
+        if not self._objects and self._held:
+            seq, completed = self._seq, self.completed
+            for path in self._held:
+                completed[path] = seq
+            self._held.clear()
         self._value_end(self._base + i + 1)
         return i + 1
+
+    def _finished(self, path: JSONPath) -> None:
+        self.written.setdefault(path, self._seq)
+        if self._objects:
+            self._held.append(path)
+        else:
+            self.completed[path] = self._seq
 
     def _value_end(self, end: int) -> None:
         if self._stack:
@@ -407,7 +430,7 @@ class _Scanner:
             return
         if self._pieces:
             self._report_pieces()
-        self.completed[self._value_path] = self._seq
+        self._finished(self._value_path)
         self._value_end(self._base + j + 1)
 
     def _report_pieces(self) -> None:
@@ -478,7 +501,7 @@ class _Scanner:
             # Python refuses to read such an integer, so the final parse will too.
             return self._fail(s, i, f"an integer longer than {limit} digits")
         # The number ends here; the character after it belongs to the next state.
-        self.completed[self._value_path] = self._seq
+        self._finished(self._value_path)
         self._value_end(self._base + i)
         return i
 
@@ -491,7 +514,7 @@ class _Scanner:
         i += len(chunk)
         self._literal = expected[len(chunk) :]
         if not self._literal:
-            self.completed[self._value_path] = self._seq
+            self._finished(self._value_path)
             self._value_end(self._base + i)
         return i
 
@@ -601,10 +624,16 @@ class ArgumentsView:
         return self._scanner.string_deltas(seq)
 
     def is_complete(self, seq: int, path: JSONPath) -> bool:
-        """Whether the value at ``path`` was finished by fragment ``seq``."""
+        """Whether the value at ``path`` was final by fragment ``seq``."""
         if not 0 <= seq < self._processed:
             self._catch_up(seq)
         return self._scanner.completed.get(path, _NEVER) <= seq
+
+    def is_written(self, seq: int, path: JSONPath) -> bool:
+        """Whether a value at ``path`` had been written to its end by fragment ``seq``."""
+        if not 0 <= seq < self._processed:
+            self._catch_up(seq)
+        return self._scanner.written.get(path, _NEVER) <= seq
 
     def error(self, seq: int) -> str | None:
         """Why the text stopped being JSON at or before fragment ``seq``, if it did."""
@@ -648,6 +677,8 @@ class TextView(ArgumentsView):
         if not 0 <= seq < len(self):
             raise IndexError(f"no fragment {seq} (have {len(self)})")
         return False
+
+    is_written = is_complete
 
     def error(self, seq: int) -> str | None:
         return None

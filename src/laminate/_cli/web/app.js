@@ -3,7 +3,7 @@
 // Each turn is a Vercel AI SDK UI message stream (SSE "data:" chunks) written by laminate's
 // "ai-sdk" encoder, plus laminate's own per-field marks as "data-laminate-args" parts: the
 // characters each string argument gained (string_deltas) and the values now finished
-// (is_complete). The page never parses the raw argument JSON itself.
+// (is_written). The page never parses the raw argument JSON itself.
 "use strict";
 
 const log = document.getElementById("log");
