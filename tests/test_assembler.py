@@ -150,3 +150,26 @@ def test_nan_in_arguments_is_not_json() -> None:
     block = outcome.response.content[0]
     assert isinstance(block, InvalidToolUse)
     assert "NaN" in block.reason
+
+
+def test_text_after_arguments_sent_whole_follows_their_text() -> None:
+    from laminate._core.assembler import Assembler
+
+    more = " " * 200 + '{"b": 2}'
+    for cap, refused in ((1000, False), (150, True)):
+        assembler = Assembler("ollama", max_tool_input_size=cap)
+        assembler.tool_start("k", "call_1", "f")
+        assembler.tool_arguments("k", {"a": [1, True]})  # written only when read
+        if refused:  # its text and the next fragment pass the cap together
+            with pytest.raises(MalformedStreamError, match="max_tool_input_size"):
+                assembler.tool_input("k", more)
+            continue
+        assembler.tool_input("k", more)
+        assembler.end("k")
+        deltas = [e for e in assembler.events if isinstance(e, ToolInputDelta)]
+        assert [d.fragment for d in deltas] == ['{"a":[1,true]}', more]
+        [end] = [e for e in assembler.events if isinstance(e, BlockEnd)]
+        assert isinstance(end.block, InvalidToolUse)  # two objects are not arguments
+        assert end.block.raw_input == '{"a":[1,true]}' + more
+        assert deltas[0].is_complete(("a",))
+        assert deltas[1].invalid is not None

@@ -161,3 +161,97 @@ def test_whole_object_arguments_holding_no_json_number_are_refused(number: bytes
     [block] = laminate.collect_sync([body]).content
     assert isinstance(block, laminate.InvalidToolUse)
     assert "is not JSON" in block.reason
+
+
+# -- arguments sent whole: their text is written only when read ------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {},
+        {"a": False, "b": None, "c": True},
+        {"k" * 40: [False] * 30, "s": "\x00\x01\u2028é😀\ud800", "n": [-(2**70), 0, 7]},
+        {"f": [1e-7, -0.0, 1.7976931348623157e308, 5e-324, 0.1], "l": [[[[]]]], "o": {}},
+        {"esc": '"\\/\b\f\n\r\t' * 20},
+    ],
+)
+def test_the_size_bound_is_never_below_the_text(value: dict[str, object]) -> None:
+    bound = jsonlib.written_size_bound(value)
+    assert bound is not None
+    for backend in jsonlib.available():
+        jsonlib.use(backend)
+        assert len(jsonlib.dumps_parsed(value)) <= bound, backend
+
+
+@pytest.mark.parametrize("number", [math.nan, math.inf, -math.inf])
+def test_the_size_bound_refuses_what_json_cannot_say(number: float) -> None:
+    assert jsonlib.written_size_bound({"x": [1.5, {"y": number}]}) is None
+    assert jsonlib.written_size_bound({"x": object()}) is None
+
+
+def _whole_calls(*arguments: bytes) -> bytes:
+    calls = b",".join(b'{"function":{"name":"f","arguments":%s}}' % a for a in arguments)
+    return OLLAMA_CALL.replace(
+        b'[{"function":{"name":"f","arguments":{"n":%d}}}]' % BIG, b"[%s]" % calls
+    )
+
+
+def test_whole_arguments_read_by_nobody_are_never_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    written: list[object] = []
+    real = jsonlib.dumps_parsed
+
+    def counting(value: object) -> str:
+        written.append(value)
+        return real(value)
+
+    monkeypatch.setattr(jsonlib, "dumps_parsed", counting)
+    body = _whole_calls(b'{"path": "a.py", "content": "print(1)\\n"}', b'{"n": [1, 2.5]}')
+    response = laminate.collect_sync([body])
+    assert [call.input.value for call in response.tool_uses()] == [
+        {"path": "a.py", "content": "print(1)\n"},
+        {"n": [1, 2.5]},
+    ]
+    assert written == []
+    deltas = [
+        e for e in laminate.normalize_stream_sync([body]) if isinstance(e, laminate.ToolInputDelta)
+    ]
+    assert written == []
+    # Read, each is the value's compact JSON text, written once and kept.
+    assert [d.fragment for d in deltas] == [
+        '{"path":"a.py","content":"print(1)\\n"}',
+        '{"n":[1,2.5]}',
+    ]
+    assert deltas[0] == deltas[0]
+    assert deltas[0].fragment is deltas[0].fragment
+    assert len(written) == 2
+    assert deltas[1].is_complete(("n", 1))
+    assert deltas[1].partial["n"][1].value == 2.5
+
+
+def test_whole_arguments_equal_the_same_text_sent_as_a_string() -> None:
+    value = b'{"path": "a.py", "content": "x\\u00e9\\n", "n": [1, -2.5e-3, true, null]}'
+    whole = list(laminate.normalize_stream_sync([_whole_calls(value)]))
+    text = json.dumps(json.dumps(json.loads(value), ensure_ascii=False, separators=(",", ":")))
+    as_text = list(laminate.normalize_stream_sync([_whole_calls(text.encode())]))
+    assert whole == as_text
+    assert repr(whole) == repr(as_text)
+    [delta] = [e for e in whole if isinstance(e, laminate.ToolInputDelta)]
+    assert hash(delta) == hash(next(e for e in as_text if isinstance(e, laminate.ToolInputDelta)))
+    match delta:
+        case laminate.ToolInputDelta(index=0, fragment=fragment):
+            assert fragment.startswith('{"path":"a.py"')
+        case _:
+            pytest.fail("the event does not match its own pattern")
+
+
+def test_a_whole_argument_past_the_cap_is_refused_when_it_arrives() -> None:
+    body = _whole_calls(b'{"content": "%s"}' % (b"x" * 500))
+    normalizer = laminate.StreamNormalizer(provider="ollama", max_tool_input_size=400)
+    with pytest.raises(laminate.MalformedStreamError, match="max_tool_input_size"):
+        list(normalizer.feed(body)) + list(normalizer.close())
+    # Under the cap by its text, but not by the bound: written at once, and taken.
+    fits = laminate.StreamNormalizer(provider="ollama", max_tool_input_size=514)
+    events = list(fits.feed(body)) + list(fits.close())
+    [delta] = [e for e in events if isinstance(e, laminate.ToolInputDelta)]
+    assert len(delta.fragment) == 514

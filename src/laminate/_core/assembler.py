@@ -39,9 +39,10 @@ from .events import (
     _tool_view,
     text_delta,
     tool_input_delta,
+    whole_input_delta,
 )
 from .flex import FlexValue
-from .partial_json import _BLOCK, ArgumentsView, TextView
+from .partial_json import _BLOCK, ArgumentsView, TextView, WholeView
 from .response import (
     ContentBlock,
     InvalidToolUse,
@@ -66,6 +67,9 @@ _UNKNOWN: Final = 3
 # Text deltas are joined every this many, so that memory follows the text, not the
 # number of deltas it came in.
 _CHUNK: Final = 256
+# The size of a tool call's arguments sent whole whose text is not written yet: above
+# any cap, so that the next fragment takes the way that writes it first.
+_UNWRITTEN: Final = 1 << 60
 
 _USAGE_FIELDS: Final = (
     "input_tokens",
@@ -179,14 +183,14 @@ class _Block:
         """The final block: a tool call's arguments are parsed here, once."""
         if self.kind != _TOOL:
             return self.snapshot("")
+        whole = self.whole
+        if whole is not None and self.name and not self.custom and len(self.view or ()) == 1:
+            return ToolUse(self.id, self.name, FlexValue(whole), self._signature())
         raw = self.text()
         if not self.name:
             return InvalidToolUse(self.id, self.name, raw, "the provider never named the tool")
         if self.custom:
             return ToolUse(self.id, self.name, FlexValue(raw), self._signature(), "custom")
-        whole = self.whole
-        if whole is not None and self.view is not None and len(self.view) == 1:
-            return ToolUse(self.id, self.name, FlexValue(whole), self._signature())
         args, reason = finalize_tool_input(raw)
         if args is None:
             return InvalidToolUse(self.id, self.name, raw, reason)
@@ -537,6 +541,10 @@ class Assembler:
             return
         size = block.size = block.size + len(fragment)
         if size > self.max_tool_input_size:
+            if size >= _UNWRITTEN and isinstance(block.view, WholeView):
+                block.size = block.view.written()  # arguments sent whole, then more
+                self.tool_input(key, fragment)
+                return
             limit = self.max_tool_input_size
             raise MalformedStreamError(
                 f"tool call arguments exceed max_tool_input_size ({limit} characters)"
@@ -572,6 +580,23 @@ class Assembler:
         from the text when it ends: JSON text written from a parsed value reads back as
         that value (the one exception, a float the text spells ``NaN`` or ``Infinity``,
         which JSON has not, is parsed, and refused, as before)."""
+        block = self._open.get(key)
+        if (
+            block is not None
+            and block.view.__class__ is ArgumentsView
+            and not len(block.view)
+            and value.__class__ is dict
+        ):
+            bound = jsonlib.written_size_bound(value)
+            if bound is not None and bound <= self.max_tool_input_size:
+                # The text is written only when something reads it (WholeView); until
+                # then the block's size is unknown, and above any cap: a fragment added
+                # after it takes tool_input's slow way, which writes it first.
+                view = block.view = WholeView(value)
+                block.whole = value
+                block.size = _UNWRITTEN
+                self.events.append(whole_input_delta(block.index, view))
+                return
         text = jsonlib.dumps_parsed(value)
         self.tool_input(key, text)
         block = self._open.get(key)

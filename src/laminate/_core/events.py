@@ -82,6 +82,17 @@ class ToolInputDelta(_EventMixin):
     _view: ArgumentsView = field(repr=False, compare=False)
     _seq: int = field(repr=False, compare=False)
 
+    if not TYPE_CHECKING:  # for the type checker, every attribute stays a declared one
+
+        def __getattr__(self, name: str) -> Any:
+            # Arguments sent whole leave ``fragment`` unset until it is read: their JSON
+            # text is written then (see ``WholeView``), and kept.
+            if name != "fragment":
+                raise AttributeError(name)
+            text = self._view.fragment(self._seq)
+            object.__setattr__(self, "fragment", text)
+            return text
+
     @property
     def string_deltas(self) -> tuple[StringDelta, ...]:
         """One ``StringDelta(path, text)`` per string value this fragment extended."""
@@ -165,6 +176,16 @@ def reasoning_delta(index: int, text: str) -> ReasoningDelta:
     event: ReasoningDelta = _new(ReasoningDelta)
     _reasoning_index(event, index)
     _reasoning_text(event, text)
+    return event
+
+
+def whole_input_delta(index: int, view: ArgumentsView) -> ToolInputDelta:
+    """The one ``ToolInputDelta`` of arguments sent whole, its ``fragment`` written from
+    the view when first read."""
+    event: ToolInputDelta = _new(ToolInputDelta)
+    _tool_index(event, index)
+    _tool_view(event, view)
+    _tool_seq(event, 0)
     return event
 
 

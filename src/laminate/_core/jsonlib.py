@@ -145,6 +145,35 @@ def _orjson_dumps_parsed(value: Any) -> str:
     return data.decode()
 
 
+_SIX_ZEROS: Final = b"\x00" * 6
+_NON_FINITE_ENDS: Final = frozenset((b"\xf8\x7f", b"\xf0\x7f", b"\xf0\xff"))
+
+
+def written_size_bound(value: Any) -> int | None:
+    """At least the length of :func:`dumps_parsed`'s text for a parsed value, found in
+    one pass in C without writing it; ``None`` where the value holds a NaN or an
+    infinity (JSON cannot say them) or is not a parsed value.
+
+    marshal (version 2: no back-references, so a key used a thousand times is written a
+    thousand times) writes each value in at least a sixth of the characters JSON needs
+    for it and its separator: ``false,`` is six characters for marshal's one byte; a
+    string's header (five bytes) outweighs its quotes, and an escape is at most six
+    characters for one byte."""
+    try:
+        image = marshal.dumps(value, 2)
+    except ValueError:  # a type marshal does not write, or nesting past its limit
+        return None
+    # The NaN and infinities that parsing gives, as marshal writes them (see
+    # _NON_FINITE), found in one scan for their six zero bytes; UTF-8 text never holds
+    # what follows them. Bytes that only look like one send the value to the writer.
+    at = image.find(_SIX_ZEROS)
+    while at >= 0:
+        if image[at + 6 : at + 8] in _NON_FINITE_ENDS:
+            return None
+        at = image.find(_SIX_ZEROS, at + 1)
+    return 6 * len(image)
+
+
 loads: Callable[[str | bytes], Any] = _stdlib_loads
 """Parse JSON text (``str`` or UTF-8 ``bytes``) as :func:`json.loads` would (integers
 past 64 bits aside: see :func:`loads_exact`)."""

@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from itertools import accumulate, islice
 from typing import Any, Final
 
-__all__ = ["MAX_DEPTH", "ArgumentsView", "JSONPath", "StringDelta", "TextView"]
+from . import jsonlib
+
+__all__ = ["MAX_DEPTH", "ArgumentsView", "JSONPath", "StringDelta", "TextView", "WholeView"]
 
 JSONPath = tuple[str | int, ...]
 
@@ -685,3 +687,50 @@ class TextView(ArgumentsView):
 
     def partial(self, seq: int) -> Any:
         return self.text(seq + 1)
+
+
+_WRITTEN: Final = object()
+
+
+class WholeView(ArgumentsView):
+    """The view of arguments sent whole, as a parsed object (Ollama, Gemini): one
+    fragment, the value's JSON text, written only when something reads it (the event's
+    ``fragment``, a live-argument query, a fragment added after it). A stream whose
+    reader takes only the final input never writes it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: Any) -> None:
+        super().__init__()
+        self._value = value
+
+    def written(self) -> int:
+        """Write the value's text, if it is not yet: the text's length."""
+        if self._value is not _WRITTEN:
+            text = jsonlib.dumps_parsed(self._value)
+            self._value = _WRITTEN
+            ArgumentsView.append(self, text)
+        return self._size
+
+    def __len__(self) -> int:
+        return 1 if self._value is not _WRITTEN else len(self._ends)
+
+    def append(self, fragment: str) -> int:
+        self.written()
+        return super().append(fragment)
+
+    def extend(self, fragments: Sequence[str]) -> int:
+        self.written()
+        return super().extend(fragments)
+
+    def fragment(self, seq: int) -> str:
+        self.written()
+        return super().fragment(seq)
+
+    def text(self, count: int | None = None) -> str:
+        self.written()
+        return super().text(count)
+
+    def _catch_up(self, seq: int) -> _Scanner:
+        self.written()
+        return super()._catch_up(seq)
