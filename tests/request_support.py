@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -39,32 +41,39 @@ needs_vectors = pytest.mark.skipif(
 
 @dataclass(frozen=True)
 class Vector:
+    """One recorded request body: the API it was sent to, its file, and the path it was
+    sent to (with its query: Gemini and Bedrock name the model and the streaming in it)."""
+
     api: str
-    path: Path
+    file: Path
 
     @property
     def id(self) -> str:
-        return f"{self.api}/{self.path.stem}"
+        return f"{self.api}/{self.file.stem}"
+
+    @property
+    def name(self) -> str:
+        return self.file.stem
 
     def body(self) -> dict[str, Any]:
-        data: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8"))
+        data = json.loads(self.file.read_text(encoding="utf-8"))
+        assert isinstance(data, dict), self.file
         return data
 
-    def sent_to(self) -> str | None:
-        """The path the request was sent to, from its ``.source.txt`` (Gemini and
-        Bedrock name the model and the streaming in it)."""
-        source = self.path.with_name(self.path.stem + ".source.txt")
-        if not source.exists():
-            return None
+    @cached_property
+    def path(self) -> str:
+        """From the ``.source.txt`` beside the body: its ``method/uri`` or ``url`` line."""
+        source = self.file.with_name(self.file.stem + ".source.txt")
         for line in source.read_text(encoding="utf-8").splitlines():
-            for word in line.split():
-                if "://" in word:
-                    return "/" + word.split("://", 1)[1].split("/", 1)[-1]
-        return None
+            if line.startswith(("method/uri:", "url:")):
+                parts = urlsplit(line.split()[-1])
+                return parts.path + (f"?{parts.query}" if parts.query else "")
+        raise ValueError(f"{source}: no method/uri or url line")
 
 
 def vectors(api: str | None = None) -> list[Vector]:
-    """Every recorded request body (of ``api``), in a stable order."""
+    """Every recorded request body (of ``api``), in a stable order; none when the
+    recordings are not beside this clone."""
     found: list[Vector] = []
     for name, folder in FOLDERS.items():
         if api is not None and name != api:

@@ -35,95 +35,21 @@ import re
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any, NotRequired, Required
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
-import pytest
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from typing_extensions import TypedDict, is_typeddict
 
 __all__ = [
-    "API_OF_FOLDER",
-    "VECTORS",
     "Refused",
-    "Vector",
-    "needs_request_vectors",
-    "request_vectors",
     "validate",
 ]
-
-VECTORS = Path(__file__).resolve().parent.parent.parent / "shared" / "request-vectors"
-
-needs_request_vectors = pytest.mark.skipif(
-    not VECTORS.is_dir(),
-    reason="the shared request vectors (../shared/request-vectors) are not beside this clone",
-)
-
-# The folder a vector sits in, and the API name laminate gives it.
-API_OF_FOLDER: Mapping[str, str] = {
-    "anthropic": "anthropic",
-    "openai_chat": "openai",
-    "openai_responses": "openai-responses",
-    "gemini": "gemini",
-    "bedrock_converse": "bedrock",
-    "ollama": "ollama",
-    "cohere_v2": "cohere",
-}
 
 
 class Refused(AssertionError):
     """A body the API's own types do not accept."""
-
-
-@dataclass(frozen=True)
-class Vector:
-    """One recorded request body, the API it was sent to and the path (with its query)."""
-
-    file: Path
-    api: str
-    path: str
-
-    @property
-    def id(self) -> str:
-        return f"{self.file.parent.name}/{self.file.stem}"
-
-    @property
-    def name(self) -> str:
-        return self.file.stem
-
-    def body(self) -> dict[str, Any]:
-        body = json.loads(self.file.read_text("utf-8"))
-        assert isinstance(body, dict)
-        return body
-
-
-def request_vectors(api: str | None = None) -> list[Vector]:
-    """Every recorded request (of ``api`` only, when given), in a stable order; empty when
-    the vectors are not beside this clone."""
-    if not VECTORS.is_dir():
-        return []
-    found = []
-    for folder, name in API_OF_FOLDER.items():
-        if api is not None and name != api:
-            continue
-        for file in sorted((VECTORS / folder).glob("*.json")):
-            if file.name.endswith(".response.json") or ".response." in file.name:
-                continue
-            found.append(Vector(file, name, _recorded_path(file)))
-    return found
-
-
-def _recorded_path(file: Path) -> str:
-    source = file.with_name(file.stem + ".source.txt")
-    for line in source.read_text("utf-8").splitlines():
-        if line.startswith(("method/uri:", "url:")):
-            url = line.split()[-1]
-            parts = urlsplit(url)
-            return parts.path + (f"?{parts.query}" if parts.query else "")
-    raise ValueError(f"{source}: no method/uri or url line")
 
 
 def validate(api: str, body: Mapping[str, Any], path: str | None = None) -> None:

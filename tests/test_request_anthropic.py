@@ -327,7 +327,7 @@ def test_reasoning_goes_back_only_to_anthropic() -> None:
     [
         pytest.param(v, id=v.id)
         for v in vectors(API)
-        if "thinking-signature" in v.path.name or "redacted" in v.path.name
+        if "thinking-signature" in v.name or "redacted" in v.name
     ],
 )
 def test_recorded_thinking_is_replayed_byte_for_byte_and_lost_to_another_api(

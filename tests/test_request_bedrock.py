@@ -23,16 +23,16 @@ from laminate import (
 )
 from laminate._core.request import Block
 
-from .request_support import canonical
-from .request_validators import Vector, needs_request_vectors, request_vectors, validate
+from .request_support import Vector, canonical, needs_vectors, vectors
+from .request_validators import validate
 
 API = "bedrock"
 CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 PATH = "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse"
 
 
-@needs_request_vectors
-@pytest.mark.parametrize("vector", request_vectors(API), ids=lambda v: v.id)
+@needs_vectors
+@pytest.mark.parametrize("vector", vectors(API), ids=lambda v: v.id)
 def test_every_recorded_request_is_written_back_as_it_came(vector: Vector) -> None:
     body = vector.body()
     written = laminate.write_request(laminate.read_request(body, API, path=vector.path), API)

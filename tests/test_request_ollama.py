@@ -22,13 +22,14 @@ from laminate import (
     TranslationError,
 )
 
-from .request_validators import Vector, needs_request_vectors, request_vectors, validate
+from .request_support import Vector, needs_vectors, vectors
+from .request_validators import validate
 
 API = "ollama"
 
 
-@needs_request_vectors
-@pytest.mark.parametrize("vector", request_vectors(API), ids=lambda v: v.id)
+@needs_vectors
+@pytest.mark.parametrize("vector", vectors(API), ids=lambda v: v.id)
 def test_every_recorded_request_is_written_back_as_it_came(vector: Vector) -> None:
     body = vector.body()
     written = laminate.write_request(laminate.read_request(body, API), API)

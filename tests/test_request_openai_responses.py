@@ -151,7 +151,7 @@ def test_settings_get_their_responses_names() -> None:
 @needs_vectors
 @pytest.mark.parametrize(
     "vector",
-    [pytest.param(v, id=v.id) for v in vectors(API) if "reasoning-encrypted" in v.path.name],
+    [pytest.param(v, id=v.id) for v in vectors(API) if "reasoning-encrypted" in v.name],
 )
 def test_recorded_encrypted_reasoning_is_replayed_byte_for_byte(vector: Vector) -> None:
     body = vector.body()

@@ -34,15 +34,10 @@ from laminate import (
 )
 from laminate._apis.registry import APIS
 
-from .request_validators import (
-    API_OF_FOLDER,
-    Vector,
-    needs_request_vectors,
-    request_vectors,
-    validate,
-)
+from .request_support import FOLDERS, Vector, needs_vectors, vectors
+from .request_validators import validate
 
-TARGETS = tuple(name for name in API_OF_FOLDER.values() if APIS[name].write_request is not None)
+TARGETS = tuple(name for name in FOLDERS if APIS[name].write_request is not None)
 
 # Translations the target's types refuse today, with why: each fails until fixed.
 # Translations an API's own types refuse, with why (none today).
@@ -51,7 +46,7 @@ REFUSED: dict[tuple[str, str], str] = {}
 
 def _params() -> list[Any]:
     found = []
-    for vector in request_vectors():
+    for vector in vectors():
         for target in TARGETS:
             if target == vector.api:
                 continue  # the same API gives the body back as it came
@@ -65,7 +60,7 @@ def _params() -> list[Any]:
     return found
 
 
-@needs_request_vectors
+@needs_vectors
 @pytest.mark.parametrize(("vector", "target"), _params())
 def test_every_recording_written_as_another_api_fits_that_apis_types(
     vector: Vector, target: str

@@ -8,18 +8,19 @@ from typing import Any
 
 import pytest
 
-from .request_validators import Refused, needs_request_vectors, request_vectors, validate
+from .request_support import needs_vectors, vectors
+from .request_validators import Refused, validate
 
 # Recorded bodies the SDK types refuse although the API answered them.
 SDK_REFUSES: dict[str, str] = {
     # pydantic-ai sent `"status": null` on a function call item; the API took it, the
     # SDK's type lists only the three statuses.
-    "openai_responses/pydantic-ai-function-call-status-none": "status",
+    "openai-responses/pydantic-ai-function-call-status-none": "status",
 }
 
 
-@needs_request_vectors
-@pytest.mark.parametrize("vector", request_vectors(), ids=lambda v: v.id)
+@needs_vectors
+@pytest.mark.parametrize("vector", vectors(), ids=lambda v: v.id)
 def test_every_recorded_request_fits_its_own_api(vector: Any) -> None:
     if vector.id in SDK_REFUSES:
         with pytest.raises(Refused, match=SDK_REFUSES[vector.id]):
