@@ -58,7 +58,13 @@ from .._io.adapters import collect, normalize_stream
 from .._io.complete import normalize
 from .._io.sources import http_error
 from .._normalizer import StreamNormalizer
-from .backend import backend_headers, backend_url, forwarded_headers, strip_query_key
+from .backend import (
+    backend_headers,
+    backend_url,
+    forwarded_headers,
+    strip_query_key,
+    warm_signer,
+)
 from .config import Backend, ConfigError, ProxyConfig
 
 __all__ = ["Exchange", "app"]
@@ -166,17 +172,30 @@ class _Proxy:
 
     @property
     def client(self) -> httpx.AsyncClient:
-        # Made on first use, in the worker's own event loop.
+        # Made at startup (the lifespan); on first use when the app is served without one.
         if self._client is None:
             t = self.config.timeouts
             self._client = httpx.AsyncClient(
                 # The read timeout is applied by hand: `read` until the answer begins,
                 # `idle` between its pieces.
                 timeout=httpx.Timeout(t.connect, read=None, write=t.idle, pool=t.connect),
+                # No cap on connections: each stream holds one for as long as it lasts.
                 limits=httpx.Limits(max_connections=None, max_keepalive_connections=200),
                 follow_redirects=False,
             )
         return self._client
+
+    async def start(self) -> None:
+        """Make, once per worker and before the first request, what the first request
+        would otherwise wait for: the HTTP client (its TLS context takes tens of ms), the
+        SigV4 signer and its AWS credentials, and the lazily imported parts of anyio."""
+        _ = self.client
+        with anyio.fail_after(self.config.timeouts.connect):
+            pass  # the first cancel scope imports anyio's backend
+        for backend in self.config.backends:
+            if backend.key is None and _http(backend.api).signing is not None:
+                # Finding credentials may ask the instance metadata service: in a thread.
+                await anyio.to_thread.run_sync(warm_signer)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -739,6 +758,7 @@ def app(config: ProxyConfig) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        await proxy.start()
         try:
             yield
         finally:
