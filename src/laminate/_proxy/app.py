@@ -31,7 +31,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Final
@@ -57,7 +57,6 @@ from .._encode.encoder import StreamEncoder, encode_response
 from .._io.adapters import collect, normalize_stream
 from .._io.complete import normalize
 from .._io.sources import http_error
-from .._normalizer import StreamNormalizer
 from .backend import (
     backend_headers,
     backend_url,
@@ -66,6 +65,7 @@ from .backend import (
     warm_signer,
 )
 from .config import Backend, ConfigError, ProxyConfig
+from .usage import UsageScan
 
 __all__ = ["Exchange", "app"]
 
@@ -445,26 +445,19 @@ async def _passed_through(
 async def _relay(
     answer: httpx.Response, api: str, exchange: Exchange, proxy: _Proxy, idle: float
 ) -> AsyncIterator[bytes]:
-    """The backend's bytes as they arrive, fed alongside to a normalizer for the log."""
-    watch: StreamNormalizer | None = StreamNormalizer(
-        api, url=str(answer.url), content_type=answer.headers.get("content-type")
-    )
+    """The backend's bytes as they arrive. Each chunk is looked at for the log's token
+    counts only after it went on, and only for the frames that carry usage
+    (:class:`UsageScan`): relaying costs no more than the bytes."""
+    scan = UsageScan(api, answer.headers.get("content-type"))
+    chunks = _timed(answer, idle)
     sent = False
     try:
-        async for chunk in _timed(answer, idle):
-            if watch is not None:
-                try:
-                    watch.feed(chunk)
-                except LaminateError:
-                    watch = None  # the bytes still go through: they are the backend's own
-            sent = True
-            yield chunk
-        if watch is not None:
-            try:
-                watch.close()
-                exchange.usage(watch.response.usage if watch.response else None)
-            except LaminateError:
-                pass
+        async with contextlib.aclosing(chunks):
+            async for chunk in chunks:
+                sent = True
+                yield chunk
+                scan.feed(chunk)
+        exchange.usage(scan.usage())
     except LaminateError as exc:
         exchange.error = type(exc).__name__
         if not sent:
@@ -571,7 +564,7 @@ async def _prepend(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[by
         yield chunk
 
 
-async def _timed(answer: httpx.Response, idle: float) -> AsyncIterator[bytes]:
+async def _timed(answer: httpx.Response, idle: float) -> AsyncGenerator[bytes, None]:
     """The answer's bytes; a silence longer than ``idle`` is a :class:`StreamTimeoutError`."""
     chunks = answer.aiter_bytes()
     while True:
