@@ -52,6 +52,8 @@ class Record:
     """The model of each request whose client left before the answer ended."""
     finished: list[str] = field(default_factory=list)
     """The model of each request whose answer was sent whole."""
+    peers: list[tuple[str, int]] = field(default_factory=list)
+    """The address each request came from (its connection's)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -238,6 +240,7 @@ class ScriptedBackend:
         model = data.get("model") or _model_in(path) or ""
         with self.record.lock:
             self.record.requests.append((api, path, data, headers))
+            self.record.peers.append(tuple(scope.get("client") or ("", 0)))
         stream = data.get("stream")
         stream = streams_by_default if not isinstance(stream, bool) else stream
         await self._answer(api, model, data, stream=bool(stream), send=send, receive=receive)

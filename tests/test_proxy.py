@@ -388,6 +388,21 @@ def test_an_answer_that_cannot_be_read_is_a_502(proxy: str, json_backend: str) -
         assert answer.status_code == 502, (client, target)
 
 
+@pytest.mark.parametrize("target", ["anthropic", "openai"])
+def test_the_backends_connection_is_kept_for_the_next_request(
+    proxy: str, backend: tuple[str, ScriptedBackend], target: str, json_backend: str
+) -> None:
+    once(json_backend)
+    # A translated answer is complete at its terminal event; the rest of the body is
+    # still read, so that the connection goes back to the pool instead of being closed.
+    scripted = backend[1]
+    path, body = _request("anthropic", f"to-{target}")
+    with httpx.Client(timeout=10) as client:
+        for _ in range(3):
+            assert client.post(proxy + path, content=body).status_code == 200
+    assert len(set(scripted.record.peers[-3:])) == 1
+
+
 # -- a client that leaves ---------------------------------------------------------------
 
 

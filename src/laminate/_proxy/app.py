@@ -52,11 +52,13 @@ from .._apis.registry import APIS
 from .._apis.spec import Endpoint, Http
 from .._apis.translate import Translation, translate_request
 from .._core.errors import LaminateError, ProviderError, StreamTimeoutError, TranslationError
+from .._core.events import Event
 from .._core.response import Usage
 from .._encode.encoder import StreamEncoder, encode_response
-from .._io.adapters import collect, normalize_stream
+from .._io.adapters import collect
 from .._io.complete import normalize
 from .._io.sources import http_error
+from .._normalizer import StreamNormalizer
 from .backend import (
     backend_headers,
     backend_url,
@@ -77,6 +79,13 @@ _NOT_PASSED: Final = frozenset(
     {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"}
 )
 _ESTIMATE_CHARS_PER_TOKEN: Final = 4
+# How long the end of a backend's body is waited for after its answer's terminal event
+# (it comes with it, as a rule); the client has its whole answer by then.
+_DRAIN_SECONDS: Final = 0.25
+# The bytes of a backend's answer read, translated and written on at a time: the first
+# piece, then every other one.
+_FIRST_PIECE: Final = 1024
+_PIECE: Final = 16 * 1024
 
 
 # -- one request's record --------------------------------------------------------------
@@ -505,34 +514,95 @@ async def _rewrite(
     proxy: _Proxy,
 ) -> AsyncIterator[bytes]:
     """The backend's answer, normalized, restored to the client's names and written in
-    the client's API, event by event."""
+    the client's API: what each chunk from the backend completes goes on at once, as
+    one piece (one write to the client per chunk read, not one per event)."""
     encoder = StreamEncoder(api)
-    events = normalize_stream(answer, call.backend.api, idle_timeout=proxy.config.timeouts.idle)
+    normalizer = StreamNormalizer(
+        call.backend.api, url=str(answer.url), content_type=answer.headers.get("content-type")
+    )
+    restore = translation.restore if translation.names or translation.ids else None
+
+    def written(events: list[Event]) -> bytes:
+        if restore is not None:
+            events = [restore(event) for event in events]
+        return b"".join([encoder.encode(event) for event in events])
+
+    chunks = _until_finished(answer, normalizer, proxy.config.timeouts.idle)
     sent = False
     try:
-        try:
-            async for event in events:
-                data = encoder.encode(translation.restore(event))
-                if data:
-                    sent = True
-                    yield data
-        except LaminateError as exc:
-            exchange.error = type(exc).__name__
-            if not sent:
-                raise
-            yield encoder.error(exc)
-            return
-        tail = encoder.close()
-        exchange.usage(events.response.usage if events.response else None)
-        if tail:
-            yield tail
+        async with contextlib.aclosing(chunks):
+            try:
+                data = b""
+                piece = _FIRST_PIECE
+                async for chunk in chunks:
+                    # A read holds whatever the backend had sent (up to 64 KiB, hundreds
+                    # of frames); it is written on in pieces, the first one small, so
+                    # that the first bytes do not wait for the whole read to be written.
+                    for at in range(0, len(chunk), piece):
+                        data = written(normalizer.feed(chunk[at : at + piece]))
+                        if normalizer.response is not None:
+                            break  # complete: nothing after the terminal event is read
+                        if data:
+                            sent = True
+                            piece = _PIECE
+                            yield data
+                        data = b""
+                    if normalizer.response is not None:
+                        break
+                events, error = normalizer.close_events()
+                data += written(events)
+                if error is not None:
+                    if data:
+                        sent = True
+                        yield data
+                    raise error
+            except LaminateError as exc:
+                exchange.error = type(exc).__name__
+                if not sent:
+                    raise
+                yield encoder.error(exc)
+                return
+            exchange.usage(normalizer.response.usage if normalizer.response else None)
+            data += encoder.close()
+            if data:
+                yield data
+            await _drain(chunks)
     except anyio.get_cancelled_exc_class():
         exchange.disconnected = True
         raise
     finally:
         with anyio.CancelScope(shield=True):
-            await events.aclose()
+            await answer.aclose()
             proxy._write(exchange.line())
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what the backend sends after its answer's terminal event (the end of its
+    chunked body, as a rule) so that its connection goes back to the pool: closing an
+    unfinished response closes the connection, and the next request would open one."""
+    size = 0
+    with anyio.move_on_after(_DRAIN_SECONDS):
+        async for chunk in chunks:
+            size += len(chunk)
+            if size > _ERROR_BODY_CAP:
+                break
+    # Anything else (a backend that keeps sending) only costs that connection.
+
+
+async def _until_finished(
+    answer: httpx.Response, normalizer: StreamNormalizer, idle: float
+) -> AsyncGenerator[bytes, None]:
+    """The answer's bytes (:func:`_timed`); a silence or a broken connection once the
+    backend has said why it stopped is the end (only its terminal marker was still to
+    come, contract §5)."""
+    chunks = _timed(answer, idle)
+    try:
+        async with contextlib.aclosing(chunks):
+            async for chunk in chunks:
+                yield chunk
+    except LaminateError:
+        if not normalizer.finished:
+            raise
 
 
 async def _streaming(
