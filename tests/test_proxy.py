@@ -403,6 +403,53 @@ def test_the_backends_connection_is_kept_for_the_next_request(
     assert len(set(scripted.record.peers[-3:])) == 1
 
 
+def test_a_request_the_backend_cannot_take_is_a_400_that_sdks_do_not_retry(
+    backend: tuple[str, ScriptedBackend], monkeypatch: pytest.MonkeyPatch, json_backend: str
+) -> None:
+    once(json_backend)
+    import anthropic
+    import openai
+
+    from laminate._core.errors import TranslationError as Refused
+
+    # Every pair translates in this build: a pair that does not is played by a writer
+    # that refuses, as one without a request writer would.
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise Refused("requests of 'ollama' cannot be written yet", reason="unsupported")
+
+    monkeypatch.setattr(sys.modules["laminate._proxy.app"], "translate_request", refuse)
+    seen: list[str] = []
+    url, scripted = backend
+    before = len(scripted.record.requests)
+    config = ProxyConfig(backends=(Backend("ollama", url),), log=seen.append)
+    with proxy_server(config) as proxy:
+        client = anthropic.Anthropic(base_url=proxy, api_key=KEY, max_retries=2)
+        with pytest.raises(anthropic.BadRequestError) as raised:
+            client.messages.create(
+                model="m", max_tokens=9, messages=[{"role": "user", "content": "hi"}]
+            )
+        assert "the Ollama backend cannot take this request" in str(raised.value)
+        body: Any = raised.value.body
+        assert body["error"]["type"] == "invalid_request_error"
+        chat = openai.OpenAI(base_url=proxy + "/v1", api_key=KEY, max_retries=2)
+        with pytest.raises(openai.BadRequestError, match="the Ollama backend"):
+            chat.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert len(seen) == 2  # one request each: not retried
+    assert [json.loads(line)["status"] for line in seen] == [400, 400]
+    assert len(scripted.record.requests) == before  # nothing reached the backend
+
+
+def test_a_request_that_cannot_be_translated_is_a_400_in_the_clients_shape(
+    proxy: str, json_backend: str
+) -> None:
+    once(json_backend)
+    body = {"model": "to-openai", "max_tokens": 9, "messages": "not a list"}
+    answer = httpx.post(proxy + "/v1/messages", json=body, timeout=10)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["type"] == "invalid_request_error"
+    assert "the Chat Completions backend" in answer.json()["error"]["message"]
+
+
 # -- a client that leaves ---------------------------------------------------------------
 
 

@@ -292,18 +292,20 @@ class _Proxy:
             url = backend_url(backend, path_and_query)
             headers = forwarded_headers(request.headers.items())
             return _Call(backend, url, body, _signed(backend, url, body, headers), False, None)
+        # A request the backend's API cannot express is this client's request being
+        # unsupported on this route: a 400 in the client's shape, which SDKs do not retry
+        # (a 5xx such as 501 would be retried, and fail again).
+        backend_name = f"the {display_name(backend.api)} backend"
         try:
             translation = translate_request(data, api, backend.api, path=path_and_query)
         except TranslationError as exc:
             if exc.reason == "unsupported":
-                raise _Refusal(501, f"a {backend.api} backend cannot take it: {exc}") from None
+                raise _Refusal(400, f"{backend_name} cannot take this request: {exc}") from None
             raise _Refusal(
-                400, f"the request cannot be translated for {backend.api}: {exc}"
+                400, f"the request cannot be translated for {backend_name}: {exc}"
             ) from None
         except LaminateError as exc:
-            raise _Refusal(
-                400, f"the request cannot be sent to a {backend.api} backend: {exc}"
-            ) from None
+            raise _Refusal(400, f"the request cannot be sent to {backend_name}: {exc}") from None
         content = json.dumps(translation.body, ensure_ascii=False).encode()
         url = backend_url(backend, translation.path)
         return _Call(backend, url, content, _signed(backend, url, content, {}), False, translation)
@@ -353,7 +355,7 @@ class _Proxy:
                 return await self.client.send(request, stream=True)
         except (TimeoutError, httpx.TimeoutException):
             raise _Refusal(
-                504, f"the backend did not answer in time ({call.backend.api})"
+                504, f"the {display_name(call.backend.api)} backend did not answer in time"
             ) from None
         except httpx.HTTPError as exc:
             raise _Refusal(502, f"the backend cannot be reached: {type(exc).__name__}") from None
@@ -722,6 +724,23 @@ def _signed(backend: Backend, url: str, body: bytes, headers: Mapping[str, str])
         return backend_headers(backend, url, body, headers)
     except ConfigError as exc:
         raise _Refusal(502, str(exc)) from None
+
+
+# How the messages name each API (the registry knows them by their provider names).
+_DISPLAY_NAMES: Final = {
+    "openai": "Chat Completions",
+    "openai-responses": "OpenAI Responses",
+    "anthropic": "Anthropic Messages",
+    "gemini": "Gemini",
+    "bedrock": "Bedrock Converse",
+    "ollama": "Ollama",
+    "cohere": "Cohere",
+}
+
+
+def display_name(api: str) -> str:
+    """An API's name in a message: ``"the Ollama backend"``, not ``"a ollama backend"``."""
+    return _DISPLAY_NAMES.get(api, api)
 
 
 def _http(api: str) -> Http:
