@@ -243,10 +243,22 @@ class ScriptedBackend:
             self.record.peers.append(tuple(scope.get("client") or ("", 0)))
         stream = data.get("stream")
         stream = streams_by_default if not isinstance(stream, bool) else stream
-        await self._answer(api, model, data, stream=bool(stream), send=send, receive=receive)
+        # Gemini streams SSE when asked with `alt=sse`, else one JSON array.
+        array = api == "gemini" and b"alt=sse" not in scope.get("query_string", b"").split(b"&")
+        await self._answer(
+            api, model, data, stream=bool(stream), array=array, send=send, receive=receive
+        )
 
     async def _answer(
-        self, api: str, model: str, data: dict[str, Any], *, stream: bool, send: Any, receive: Any
+        self,
+        api: str,
+        model: str,
+        data: dict[str, Any],
+        *,
+        stream: bool,
+        array: bool = False,
+        send: Any,
+        receive: Any,
     ) -> None:
         record = APIS[api]
         http = record.http
@@ -281,7 +293,7 @@ class ScriptedBackend:
             with self.record.lock:
                 self.record.finished.append(model)
             return
-        encoder = StreamEncoder(api)
+        encoder: Any = _ArrayEncoder(api) if array else StreamEncoder(api)
         await send(
             {
                 "type": "http.response.start",
@@ -335,6 +347,33 @@ class ScriptedBackend:
         with self.record.lock:
             self.record.finished.append(model)
         watcher.cancel()
+
+
+class _ArrayEncoder:
+    """A stream as one JSON array, element by element (Gemini without ``alt=sse``)."""
+
+    media_type = "application/json; charset=UTF-8"
+
+    def __init__(self, api: str) -> None:
+        self._sse = StreamEncoder(api)
+        self._count = 0
+
+    def _elements(self, sse: bytes) -> bytes:
+        out = b""
+        for frame in sse.split(b"\r\n\r\n"):
+            if frame.startswith(b"data: "):
+                out += (b",\r\n" if self._count else b"[") + frame[6:]
+                self._count += 1
+        return out
+
+    def encode(self, event: Any) -> bytes:
+        return self._elements(self._sse.encode(event))
+
+    def error(self, error: Any) -> bytes:
+        return self._elements(self._sse.error(error)) + b"]"
+
+    def close(self) -> bytes:
+        return self._elements(self._sse.close()) + (b"]" if self._count else b"[]")
 
 
 async def _reply(

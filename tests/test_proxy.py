@@ -165,6 +165,43 @@ def test_same_api_passes_request_and_answer_through_byte_for_byte(
     assert through.headers["content-type"] == direct.headers["content-type"]
 
 
+def _texts(chunks: list[dict[str, Any]]) -> str:
+    parts = [p for c in chunks for p in c["candidates"][0]["content"].get("parts", [])]
+    return "".join(p.get("text", "") for p in parts)
+
+
+@pytest.mark.parametrize("target", CLIENTS)
+def test_gemini_answers_in_the_framing_its_client_asked(
+    proxy: str, target: str, lines: list[str], json_backend: str
+) -> None:
+    once(json_backend)
+    # google-genai streams with `alt=sse`; without it Gemini streams one JSON array, and
+    # `:generateContent` answers one complete body. The same from every backend.
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    base = f"{proxy}/v1beta/models/to-{target}"
+    array = httpx.post(base + ":streamGenerateContent", json=body, timeout=10)
+    assert array.status_code == 200
+    assert array.headers["content-type"].startswith("application/json")
+    chunks = array.json()
+    assert isinstance(chunks, list)
+    assert len(chunks) > 1
+    assert _texts(chunks) == "echo: hi"
+    assert chunks[-1]["candidates"][0]["finishReason"] == "STOP"
+    logged = json.loads(lines[-1])
+    assert (logged["input_tokens"], logged["output_tokens"]) == (11, 7)
+    sse = httpx.post(base + ":streamGenerateContent?alt=sse", json=body, timeout=10)
+    assert sse.headers["content-type"].startswith("text/event-stream")
+    frames = [json.loads(line[5:]) for line in sse.text.splitlines() if line.startswith("data:")]
+    assert _texts(frames) == "echo: hi"
+    whole = httpx.post(base + ":generateContent", json=body, timeout=10)
+    assert whole.headers["content-type"].startswith("application/json")
+    assert _texts([whole.json()]) == "echo: hi"
+    assert whole.json()["candidates"][0]["finishReason"] == "STOP"
+    failed = httpx.post(f"{proxy}/v1beta/models/fail-mid-{target}:streamGenerateContent", json=body)
+    assert failed.status_code == 200
+    assert "error" in failed.json()[-1]  # the array is still whole JSON
+
+
 def test_bedrock_backends_are_signed_or_sent_their_key(
     backend: tuple[str, ScriptedBackend], json_backend: str
 ) -> None:

@@ -26,6 +26,7 @@ a prompt, an answer or a key.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hmac
 import json
 import logging
@@ -54,7 +55,7 @@ from .._apis.translate import Translation, translate_request
 from .._core.errors import LaminateError, ProviderError, StreamTimeoutError, TranslationError
 from .._core.events import Event
 from .._core.response import Usage
-from .._encode.encoder import StreamEncoder, encode_response
+from .._encode.encoder import encode_response
 from .._io.adapters import collect
 from .._io.complete import normalize
 from .._io.sources import http_error
@@ -68,6 +69,7 @@ from .backend import (
 )
 from .config import Backend, ConfigError, ProxyConfig
 from .usage import UsageScan
+from .writing import StreamWriter, asks_array, stream_writer
 
 __all__ = ["Exchange", "app"]
 
@@ -168,6 +170,8 @@ class _Call:
     headers: dict[str, str]
     stream: bool
     translation: Translation | None
+    array: bool = False
+    """The client asked its stream as one JSON array (Gemini without ``alt=sse``)."""
 
 
 # -- the app -----------------------------------------------------------------------------
@@ -257,8 +261,10 @@ class _Proxy:
             backend=backend,
             backend_model=backend_model,
         )
-        call = _Call(
-            call.backend, call.url, call.body, call.headers, exchange.stream, call.translation
+        call = dataclasses.replace(
+            call,
+            stream=exchange.stream,
+            array=exchange.stream and asks_array(api, request.url.query),
         )
         answer = await self._send(call, api)
         if answer.status_code >= 300:
@@ -449,12 +455,19 @@ async def _passed_through(
         with contextlib.suppress(LaminateError):
             exchange.usage(normalize(content, api).usage)
         return Response(content, answer.status_code, headers)
-    chunks = _relay(answer, api, exchange, proxy, idle)
-    return await _streaming(chunks, api, answer.status_code, headers, exchange)
+    chunks = _relay(answer, api, exchange, proxy, idle, array=call.array)
+    media_type = stream_writer(api, array=call.array).media_type
+    return await _streaming(chunks, media_type, answer.status_code, headers, exchange)
 
 
 async def _relay(
-    answer: httpx.Response, api: str, exchange: Exchange, proxy: _Proxy, idle: float
+    answer: httpx.Response,
+    api: str,
+    exchange: Exchange,
+    proxy: _Proxy,
+    idle: float,
+    *,
+    array: bool,
 ) -> AsyncIterator[bytes]:
     """The backend's bytes as they arrive. Each chunk is looked at for the log's token
     counts only after it went on, and only for the frames that carry usage
@@ -473,7 +486,7 @@ async def _relay(
         exchange.error = type(exc).__name__
         if not sent:
             raise
-        yield StreamEncoder(api).error(exc)
+        yield stream_writer(api, array=array, begun=True).error(exc)
     except anyio.get_cancelled_exc_class():
         exchange.disconnected = True
         raise
@@ -500,15 +513,16 @@ async def _translated(
         exchange.usage(response.usage)
         body = encode_response(translation.restore_response(response), api)
         return JSONResponse(body)
+    writer = stream_writer(api, array=call.array)
     chunks = _rewrite(
-        answer, api, call=call, translation=translation, exchange=exchange, proxy=proxy
+        answer, writer, call=call, translation=translation, exchange=exchange, proxy=proxy
     )
-    return await _streaming(chunks, api, 200, {}, exchange)
+    return await _streaming(chunks, writer.media_type, 200, {}, exchange)
 
 
 async def _rewrite(
     answer: httpx.Response,
-    api: str,
+    encoder: StreamWriter,
     *,
     call: _Call,
     translation: Translation,
@@ -518,7 +532,6 @@ async def _rewrite(
     """The backend's answer, normalized, restored to the client's names and written in
     the client's API: what each chunk from the backend completes goes on at once, as
     one piece (one write to the client per chunk read, not one per event)."""
-    encoder = StreamEncoder(api)
     normalizer = StreamNormalizer(
         call.backend.api, url=str(answer.url), content_type=answer.headers.get("content-type")
     )
@@ -609,7 +622,7 @@ async def _until_finished(
 
 async def _streaming(
     chunks: AsyncIterator[bytes],
-    api: str,
+    media_type: str,
     status: int,
     headers: Mapping[str, str],
     exchange: Exchange,
@@ -625,7 +638,7 @@ async def _streaming(
     exchange.first_byte = time.perf_counter()
     out = dict(headers)
     # As given: Starlette would add a charset to a text type named by `media_type`.
-    out.setdefault("content-type", StreamEncoder(api).media_type)
+    out.setdefault("content-type", media_type)
     return StreamingResponse(_prepend(first, chunks), status, out)
 
 
