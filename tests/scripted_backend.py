@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from laminate import ProviderError, StreamEncoder, StreamNormalizer, encode_response
 from laminate._apis.registry import APIS
@@ -208,6 +209,51 @@ def _api_of(path: str) -> tuple[str, bool | None] | None:
     return None
 
 
+_COUNTING = (
+    ("anthropic", r"/v1/messages/count_tokens"),
+    ("gemini", r"/v1(?:beta)?/models/(?P<model>[^/:]+):countTokens"),
+    ("openai-responses", r"/v1/responses/input_tokens"),
+    ("bedrock", r"/model/(?P<model>[^/]+)/count-tokens"),
+)
+# What each counting endpoint takes, as the real ones check it.
+_RESPONSES_COUNT_FIELDS = {
+    "model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
+    "reasoning", "text", "truncation", "conversation", "previous_response_id",
+}  # fmt: skip
+_CONVERSE_COUNT_FIELDS = {"messages", "system", "toolConfig", "additionalModelRequestFields"}
+
+
+def _count_api(path: str) -> tuple[str, str | None] | None:
+    """``(api, the model the path names)`` for a counting endpoint's path."""
+    for api, pattern in _COUNTING:
+        found = re.fullmatch(pattern, path)
+        if found is not None:
+            model = found.groupdict().get("model")
+            return api, unquote(model) if model else None
+    return None
+
+
+def _counted_request(api: str, data: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The chat request a counting request holds, or what is wrong with it."""
+    if api == "gemini":
+        request = data.get("generateContentRequest")
+        if not isinstance(request, dict) or "contents" in data:
+            return {}, "send contents or a generateContentRequest, not both"
+        if not str(request.get("model", "")).startswith("models/"):
+            return {}, "generateContentRequest.model must be models/{model}"
+        return request, ""
+    if api == "bedrock":
+        converse = (data.get("input") or {}).get("converse")
+        if not isinstance(converse, dict) or set(converse) - _CONVERSE_COUNT_FIELDS:
+            return {}, "input.converse takes messages, system, toolConfig and model fields"
+        return converse, ""
+    if api == "openai-responses" and set(data) - _RESPONSES_COUNT_FIELDS:
+        return {}, f"unknown parameters: {sorted(set(data) - _RESPONSES_COUNT_FIELDS)}"
+    if api == "anthropic" and "max_tokens" in data:
+        return {}, "max_tokens: extra inputs are not permitted"
+    return data, ""
+
+
 def _model_in(path: str) -> str | None:
     found = re.search(r"/models?/([^/:]+)", path)
     return found.group(1) if found else None
@@ -230,6 +276,10 @@ class ScriptedBackend:
             if not message.get("more_body"):
                 break
         path = scope["path"]
+        counting = _count_api(path)
+        if counting is not None:
+            await self._count(*counting, json.loads(body), scope, send)
+            return
         found = _api_of(path)
         if found is None:
             await _reply(send, 404, "application/json", b'{"error": "no such endpoint"}')
@@ -248,6 +298,40 @@ class ScriptedBackend:
         await self._answer(
             api, model, data, stream=bool(stream), array=array, send=send, receive=receive
         )
+
+    async def _count(
+        self, api: str, path_model: str | None, data: dict[str, Any], scope: Any, send: Any
+    ) -> None:
+        """A counting endpoint's answer: ``1000 + len(user text) + 10 * tools``, read from
+        the request in that endpoint's shape (a 400 for a shape it does not take)."""
+        headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+        with self.record.lock:
+            self.record.requests.append((api, scope["path"], data, headers))
+        model = path_model or str(data.get("model") or "")
+        http = APIS[api].http
+        assert http is not None
+        if model.startswith("fail-") and model[5:].isdigit():
+            status = int(model[5:])
+            body = json.dumps(http.error_body(status, http.error_kind(status), "scripted"))
+            await _reply(send, status, "application/json", body.encode())
+            return
+        if model == "fail-garbage":
+            await _reply(send, 200, "application/json", b"<html>not a count</html>")
+            return
+        request, problem = _counted_request(api, data)
+        if problem:
+            body = json.dumps(http.error_body(400, http.error_kind(400), problem))
+            await _reply(send, 400, "application/json", body.encode())
+            return
+        asked = _read(api, request)
+        count = 1000 + len(asked.user) + 10 * len(asked.tools)
+        answers: dict[str, dict[str, Any]] = {
+            "anthropic": {"input_tokens": count},
+            "gemini": {"totalTokens": count},
+            "openai-responses": {"object": "response.input_tokens", "input_tokens": count},
+            "bedrock": {"inputTokens": count},
+        }
+        await _reply(send, 200, "application/json", json.dumps(answers[api]).encode())
 
     async def _answer(
         self,

@@ -26,10 +26,17 @@ import pytest
 
 from laminate import TranslationError, translate_request
 from laminate._apis.registry import APIS
-from laminate.proxy import Backend, ProxyConfig, Timeouts, config_from_toml, proxy_server
+from laminate.proxy import (
+    Backend,
+    ProxyConfig,
+    Timeouts,
+    config_from_toml,
+    estimate_tokens,
+    proxy_server,
+)
 
 from .scripted_backend import ScriptedBackend, scripted_backend
-from .sdk_clients import KEY, result_for, tool_loop
+from .sdk_clients import DESCRIPTION, KEY, SCHEMA, result_for, tool_loop
 
 CLIENTS = tuple(name for name, record in APIS.items() if record.http is not None)
 FAILURES = ("fail-429", "fail-503", "fail-mid", "fail-garbage", "fail-slow", "fail-stall")
@@ -525,14 +532,81 @@ def test_models_lists_what_the_configuration_routes(proxy: str, json_backend: st
     assert "to-anthropic" in [m.id for m in page.data]
 
 
-def test_count_tokens_asks_the_backend_or_estimates(
-    proxy: str, backend: tuple[str, ScriptedBackend], json_backend: str
+# The backends whose API has a counting endpoint; the scripted backend counts
+# 1000 + the user's text + 10 per tool, as read from that endpoint's request.
+COUNTED = ("anthropic", "gemini", "openai-responses", "bedrock")
+
+
+@pytest.mark.parametrize("target", CLIENTS)
+def test_count_tokens_asks_the_backends_that_count_and_estimates_for_the_others(
+    proxy: str,
+    backend: tuple[str, ScriptedBackend],
+    lines: list[str],
+    target: str,
+    json_backend: str,
 ) -> None:
     once(json_backend)
-    body = {"model": "to-openai", "messages": [{"role": "user", "content": "x" * 400}]}
+    import anthropic
+
+    scripted = backend[1]
+    client = anthropic.Anthropic(base_url=proxy, api_key=KEY, max_retries=0)
+    before = len(scripted.record.requests)
+    counted = client.messages.count_tokens(
+        model=f"to-{target}",
+        system="Be brief.",
+        messages=[{"role": "user", "content": "x" * 400}],
+        tools=[{"name": "get_weather", "description": DESCRIPTION, "input_schema": SCHEMA}],
+    )
+    logged = json.loads(lines[-1])
+    assert logged["input_tokens"] == counted.input_tokens
+    if target not in COUNTED:  # the documented estimate: a token per 4 characters of JSON
+        assert 120 <= counted.input_tokens <= 200
+        assert len(scripted.record.requests) == before
+        return
+    assert counted.input_tokens == 1000 + 400 + 10
+    assert logged["error"] is None
+    asked = scripted.record.requests[-1]
+    assert "x-api-key" not in asked[3]  # the client's key stays here
+    if target == "gemini":  # the system instruction and the tools are counted too
+        request = asked[2]["generateContentRequest"]
+        assert request["model"] == "models/to-gemini"
+        assert "systemInstruction" in request
+        assert "tools" in request
+    if target == "bedrock":
+        assert asked[1] == "/model/to-bedrock/count-tokens"
+        assert asked[3]["authorization"].startswith("AWS4-HMAC-SHA256 ")
+        assert "system" in asked[2]["input"]["converse"]
+
+
+@pytest.mark.parametrize("failure", ["fail-503", "fail-garbage"])
+@pytest.mark.parametrize("target", COUNTED)
+def test_a_count_the_backend_cannot_give_is_estimated_and_logged_so(
+    proxy: str, lines: list[str], target: str, failure: str, json_backend: str
+) -> None:
+    once(json_backend)
+    secret = "prompt-text-that-must-not-be-logged "
+    body = {"model": f"{failure}-{target}", "messages": [{"role": "user", "content": secret * 9}]}
     answer = httpx.post(proxy + "/v1/messages/count_tokens", json=body, timeout=10)
     assert answer.status_code == 200
-    assert 100 <= answer.json()["input_tokens"] <= 130
+    assert answer.json() == {"input_tokens": estimate_tokens(body)}
+    logged = json.loads(lines[-1])
+    assert logged["status"] == 200
+    assert "estimated" in logged["error"]
+    assert secret not in lines[-1]
+
+
+def test_a_count_from_an_unreachable_backend_is_estimated(json_backend: str) -> None:
+    once(json_backend)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    seen: list[str] = []
+    config = ProxyConfig(backends=(Backend("gemini", f"http://127.0.0.1:{port}"),), log=seen.append)
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    with proxy_server(config) as proxy:
+        answer = httpx.post(proxy + "/v1/messages/count_tokens", json=body, timeout=10)
+    assert answer.json() == {"input_tokens": estimate_tokens(body)}
+    assert "cannot be reached" in json.loads(seen[-1])["error"]
 
 
 def test_each_request_logs_one_json_line_without_prompt_answer_or_key(

@@ -68,6 +68,7 @@ from .backend import (
     warm_signer,
 )
 from .config import Backend, ConfigError, ProxyConfig
+from .counting import COUNTERS
 from .usage import UsageScan
 from .writing import StreamWriter, asks_array, stream_writer
 
@@ -158,6 +159,11 @@ class _Refusal(Exception):
         self.status = status
         self.message = message
         self.headers = dict(headers or {})
+
+
+class _CountFailed(Exception):
+    """The backend's counting endpoint gave no count (the message says why, never what
+    the backend answered)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +272,7 @@ class _Proxy:
             stream=exchange.stream,
             array=exchange.stream and asks_array(api, request.url.query),
         )
-        answer = await self._send(call, api)
+        answer = await self._send(call)
         if answer.status_code >= 300:
             return await _backend_error(answer, api, same=call.translation is None)
         if call.translation is None:
@@ -352,7 +358,7 @@ class _Proxy:
                 raise _Refusal(413, f"the request is larger than this proxy accepts ({cap} bytes)")
         return bytes(body)
 
-    async def _send(self, call: _Call, api: str) -> httpx.Response:
+    async def _send(self, call: _Call) -> httpx.Response:
         request = self.client.build_request(
             "POST", call.url, content=call.body, headers=call.headers
         )
@@ -389,20 +395,74 @@ class _Proxy:
             raise _Refusal(400, "the request names no model")
         backend, backend_model = self.config.route(model)
         exchange.backend, exchange.model = backend.api, backend_model
-        counting = _http(backend.api).count_tokens
-        if backend.api == api and counting is not None:
-            if backend_model != model:
-                body = json.dumps({**data, "model": backend_model}, ensure_ascii=False).encode()
-            url = backend_url(backend, counting)
-            headers = _signed(backend, url, body, forwarded_headers(request.headers.items()))
-            call = _Call(backend, url, body, headers, False, None)
-            answer = await self._send(call, api)
-            try:
-                content = await _read_capped(answer, self.config.timeouts.idle)
-            finally:
-                await answer.aclose()
-            return Response(content, answer.status_code, _back_headers(answer.headers))
-        return JSONResponse({"input_tokens": estimate_tokens(data)})
+        try:
+            counted = await self._backend_count(
+                request, api, body=body, data=data, backend=backend, model=backend_model
+            )
+        except _CountFailed as failed:
+            # Why, never what: a backend's error body may quote the prompt.
+            exchange.error = f"the backend's count failed ({failed}); estimated"
+            counted = None
+        if counted is None:
+            exchange.input_tokens = estimate_tokens(data)
+            return JSONResponse({"input_tokens": exchange.input_tokens})
+        exchange.input_tokens, response = counted
+        return response
+
+    async def _backend_count(
+        self,
+        request: Request,
+        api: str,
+        *,
+        body: bytes,
+        data: dict[str, Any],
+        backend: Backend,
+        model: str,
+    ) -> tuple[int, Response] | None:
+        """The backend's own count and the client's answer with it; ``None`` when the
+        backend's API has no counting endpoint (:class:`_CountFailed` when it has one
+        and the count failed)."""
+        own = _http(backend.api).count_tokens
+        if backend.api == api and own is not None:  # the request as it is, the answer too
+            if model != data.get("model"):
+                body = json.dumps({**data, "model": model}, ensure_ascii=False).encode()
+            forwarded = forwarded_headers(request.headers.items())
+            content, headers = await self._ask_count(backend, own, body, forwarded)
+            count = _count_in(content, lambda answer: answer.get("input_tokens"))
+            return count, Response(content, 200, _back_headers(headers))
+        counter = COUNTERS.get(backend.api)
+        if counter is None:
+            return None
+        try:
+            translation = translate_request({**data, "model": model}, api, backend.api)
+        except LaminateError as exc:
+            reason = exc.reason if isinstance(exc, TranslationError) else ""
+            message = f"the request cannot be written for it: {reason or 'invalid'}"
+            raise _CountFailed(message) from None
+        content = json.dumps(counter.body(translation.body, model), ensure_ascii=False).encode()
+        answer, _ = await self._ask_count(backend, counter.path(model), content, {})
+        count = _count_in(answer, counter.count)
+        return count, JSONResponse({"input_tokens": count})
+
+    async def _ask_count(
+        self, backend: Backend, path: str, content: bytes, headers: Mapping[str, str]
+    ) -> tuple[bytes, httpx.Headers]:
+        """The backend counting endpoint's answer (a 2xx), and its headers."""
+        url = backend_url(backend, path)
+        try:
+            signed = backend_headers(backend, url, content, headers)
+            answer = await self._send(_Call(backend, url, content, signed, False, None))
+        except ConfigError:
+            raise _CountFailed("the request cannot be signed") from None
+        except _Refusal as refusal:
+            raise _CountFailed(refusal.message) from None
+        try:
+            body = await _read_capped(answer, self.config.timeouts.idle)
+        finally:
+            await answer.aclose()
+        if answer.status_code >= 300:
+            raise _CountFailed(f"it answered {answer.status_code}")
+        return body, answer.headers
 
     async def models(self, request: Request) -> Response:
         names = self.config.models()
@@ -427,6 +487,16 @@ class _Proxy:
                 "last_id": names[-1] if names else None,
             }
         )
+
+
+def _count_in(content: bytes, count: Callable[[Any], object]) -> int:
+    try:
+        found = count(json.loads(content))
+    except (ValueError, RecursionError, AttributeError):
+        found = None
+    if not isinstance(found, int) or isinstance(found, bool) or found < 0:
+        raise _CountFailed("its answer holds no count")
+    return found
 
 
 def estimate_tokens(data: Mapping[str, Any]) -> int:
