@@ -19,8 +19,9 @@ chunk, ``pace`` seconds apart) or a complete body, as the request asks. Models w
 starts with ``fail-`` script a failure: ``fail-429`` (that status, with ``retry-after:
 7``), ``fail-mid`` (the API's in-stream error after the first text), ``fail-garbage`` (a
 200 whose body is not the API's), ``fail-stall`` (one chunk, then nothing until the client
-leaves), ``fail-slow`` (nothing at all for a while). Every request and every disconnect is
-recorded (:class:`Record`).
+leaves), ``fail-slow`` (nothing at all for a while). The model ``bulk`` gets its stream in
+one write (a reader then gets it in reads as large as its buffer). Every request and every
+disconnect is recorded (:class:`Record`).
 """
 
 from __future__ import annotations
@@ -392,6 +393,12 @@ class ScriptedBackend:
                 pass
             left.set()
 
+        if model == "bulk":
+            whole = b"".join([encoder.encode(event) for event in events]) + encoder.close()
+            await send({"type": "http.response.body", "body": whole})
+            with self.record.lock:
+                self.record.finished.append(model)
+            return
         watcher = asyncio.ensure_future(watch())
         try:
             for n, event in enumerate(events):

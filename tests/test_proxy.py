@@ -62,7 +62,11 @@ def backends(url: str, **keys: str) -> tuple[Backend, ...]:
             api,
             base_for(api, url),
             key=keys.get(api.replace("-", "_")),
-            models={f"to-{api}": f"to-{api}", **{f"{f}-{api}": f for f in FAILURES}},
+            models={
+                f"to-{api}": f"to-{api}",
+                f"bulk-{api}": "bulk",
+                **{f"{f}-{api}": f for f in FAILURES},
+            },
         )
         for api in CLIENTS
     )
@@ -430,6 +434,26 @@ def test_an_answer_that_cannot_be_read_is_a_502(proxy: str, json_backend: str) -
         path, body = _request(client, f"fail-garbage-{target}")
         answer = httpx.post(proxy + path, content=body, timeout=10)
         assert answer.status_code == 502, (client, target)
+
+
+@pytest.mark.parametrize("target", CLIENTS)
+def test_a_long_answer_arrives_whole_in_every_clients_api(
+    proxy: str, backend: tuple[str, ScriptedBackend], target: str, json_backend: str
+) -> None:
+    once(json_backend)
+    from laminate import collect_sync
+
+    # Thousands of frames sent at once, read from the backend in reads of up to 64 KiB
+    # and written on in pieces: every word arrives once, in order, whatever the pair.
+    words = " ".join(f"w{n}" for n in range(6000))
+    for client in ("anthropic", "openai"):
+        path, _ = REQUESTS[client]
+        body = {"model": f"bulk-{target}", "max_tokens": 9, "stream": True}
+        body["messages"] = [{"role": "user", "content": words}]
+        with httpx.stream("POST", proxy + path, json=body, timeout=30) as answer:
+            assert answer.status_code == 200
+            response = collect_sync(answer, client)
+        assert response.text() == f"echo: {words}", (client, target)
 
 
 @pytest.mark.parametrize("target", ["anthropic", "openai"])

@@ -623,8 +623,10 @@ async def _rewrite(
                     # A read holds whatever the backend had sent (up to 64 KiB, hundreds
                     # of frames); it is written on in pieces, the first one small, so
                     # that the first bytes do not wait for the whole read to be written.
-                    for at in range(0, len(chunk), piece):
+                    at = 0
+                    while at < len(chunk):
                         data = written(normalizer.feed(chunk[at : at + piece]))
+                        at += piece
                         if normalizer.response is not None:
                             break  # complete: nothing after the terminal event is read
                         if data:
