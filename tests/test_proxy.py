@@ -213,6 +213,31 @@ def test_gemini_answers_in_the_framing_its_client_asked(
     assert "error" in failed.json()[-1]  # the array is still whole JSON
 
 
+def test_a_request_body_that_arrives_in_pieces_is_sent_on_whole(
+    proxy: str, backend: tuple[str, ScriptedBackend], json_backend: str
+) -> None:
+    once(json_backend)
+    # The client's disconnect is watched for only once its body is read: a watcher that
+    # ran alongside the reading could take a piece of the body for itself.
+    text = "y" * 60_000
+    body = {
+        "model": "to-anthropic",
+        "max_tokens": 5,
+        "messages": [{"role": "user", "content": text}],
+    }
+    content = json.dumps(body).encode()
+
+    def slowly() -> Iterator[bytes]:
+        for at in range(0, len(content), 6_000):
+            yield content[at : at + 6_000]
+            time.sleep(0.01)
+
+    headers = {"content-length": str(len(content))}
+    answer = httpx.post(proxy + "/v1/messages", content=slowly(), headers=headers, timeout=10)
+    assert answer.status_code == 200
+    assert backend[1].record.requests[-1][2]["messages"][0]["content"] == text
+
+
 def test_bedrock_backends_are_signed_or_sent_their_key(
     backend: tuple[str, ScriptedBackend], json_backend: str
 ) -> None:

@@ -43,7 +43,7 @@ import httpx
 
 try:
     from starlette.applications import Starlette
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import JSONResponse, Response, StreamingResponse
     from starlette.routing import BaseRoute, Route
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
@@ -226,9 +226,13 @@ class _Proxy:
     async def chat(self, request: Request, api: str, endpoint: Endpoint) -> Response:
         exchange = Exchange(api)
         try:
+            self._check_key(request, _http(api))
+            body = await self._read_body(request)
             response = await _until_disconnect(
-                request, lambda: self._chat(request, api, endpoint, exchange)
+                request, lambda: self._chat(request, api, endpoint, body, exchange)
             )
+        except ClientDisconnect:  # the client left while sending its request
+            response = None
         except _Refusal as refusal:
             exchange.error = refusal.message[:200]
             response = error_response(api, refusal.status, refusal.message, refusal.headers)
@@ -244,11 +248,8 @@ class _Proxy:
         return response
 
     async def _chat(
-        self, request: Request, api: str, endpoint: Endpoint, exchange: Exchange
+        self, request: Request, api: str, endpoint: Endpoint, body: bytes, exchange: Exchange
     ) -> Response:
-        http = _http(api)
-        self._check_key(request, http)
-        body = await self._read_body(request)
         data = _json_object(body)
         path_model = request.path_params.get("model")
         model = path_model if isinstance(path_model, str) else data.get("model")
@@ -723,7 +724,10 @@ async def _prepend(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[by
 
 async def _timed(answer: httpx.Response, idle: float) -> AsyncGenerator[bytes, None]:
     """The answer's bytes; a silence longer than ``idle`` is a :class:`StreamTimeoutError`."""
-    chunks = answer.aiter_bytes()
+    # The backend is asked for an unencoded body: its bytes are taken as they are read
+    # (httpx's decoders and re-chunking are for an encoded one).
+    encoded = answer.headers.get("content-encoding", "identity").lower() != "identity"
+    chunks = answer.aiter_bytes() if encoded else answer.aiter_raw()
     while True:
         try:
             with anyio.fail_after(idle):
@@ -853,27 +857,23 @@ async def _until_disconnect(
     request: Request, work: Callable[[], Awaitable[Response]]
 ) -> Response | None:
     """``work()``'s response, or ``None`` when the client leaves first (the work, the
-    backend's request with it, is then cancelled at once)."""
+    backend's request with it, is then cancelled at once). Called once the request's
+    body is read: the next message the client sends can then only be its disconnect."""
     result: Response | None = None
     failure: Exception | None = None
     async with anyio.create_task_group() as tasks:
 
         async def watch() -> None:
-            # Only after the body is read: then the next message is the disconnect.
             while (await request.receive())["type"] != "http.disconnect":
                 pass
             tasks.cancel_scope.cancel()
 
-        async def run() -> None:
-            nonlocal result, failure
-            try:
-                result = await work()
-            except Exception as exc:  # raised again below, outside the task group
-                failure = exc
-            tasks.cancel_scope.cancel()
-
-        tasks.start_soon(run)
         tasks.start_soon(watch)
+        try:  # in this task: a task group would wrap its exception in a group
+            result = await work()
+        except Exception as exc:
+            failure = exc
+        tasks.cancel_scope.cancel()
     if failure is not None:
         raise failure
     return result
