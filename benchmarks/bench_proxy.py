@@ -1,11 +1,12 @@
 """The translating proxy's cost: time to first byte and throughput, through it and direct.
 
-Usage: ``python benchmarks/bench_proxy.py [--quick] [--deltas N] [--streams N]``
+Usage: ``python benchmarks/bench_proxy.py [--quick] [--deltas N] [--streams N] [--workers N]``
 
 Three processes on loopback: a backend (uvicorn, a tiny ASGI app in this file, answering
 every request with one prepared stream: a text answer of ``--deltas`` token-sized
 deltas, as Anthropic Messages on ``/v1/messages`` and as Chat Completions on
-``/v1/chat/completions``), the proxy (``laminate proxy``, one worker), and the client here
+``/v1/chat/completions``), the proxy (``laminate proxy``, one worker unless ``--workers``
+says more), and the client here
 (httpx, reading every byte). Three ways to the same answer, measured in one run:
 
 - ``direct``: the client asks the backend for its Anthropic stream;
@@ -134,6 +135,7 @@ async def _one(client: httpx.AsyncClient, url: str) -> tuple[float, int]:
     started = time.perf_counter()
     first = 0.0
     size = 0
+    tail = b""
     async with client.stream("POST", url + "/v1/messages", json=REQUEST) as answer:
         if answer.status_code != 200:
             raise SystemExit(f"{url}: HTTP {answer.status_code}: {(await answer.aread())[:200]!r}")
@@ -141,6 +143,10 @@ async def _one(client: httpx.AsyncClient, url: str) -> tuple[float, int]:
             if not first:
                 first = time.perf_counter() - started
             size += len(chunk)
+            tail = (tail + chunk)[-64:]
+    # Only whole answers count: each ends with Anthropic's terminal event.
+    if b"message_stop" not in tail:
+        raise SystemExit(f"{url}: an answer ended before its message_stop: {tail!r}")
     return first, size
 
 
@@ -170,9 +176,16 @@ async def _throughput(url: str, streams: int) -> tuple[float, float]:
 
 
 def _cpu_seconds(pid: int) -> float:
-    """The user and system CPU time a process has used (Linux's /proc)."""
+    """The user and system CPU time a process and its children (the workers of
+    ``--workers``) have used so far (Linux's /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    children = [
+        int(child)
+        for task in Path(f"/proc/{pid}/task").iterdir()
+        for child in (task / "children").read_text().split()
+    ]
+    return own + sum(_cpu_seconds(child) for child in children)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deltas", type=int, default=2000, help="text deltas per answer (2000)")
     parser.add_argument("--requests", type=int, default=300, help="requests for the TTFB (300)")
     parser.add_argument("--streams", type=int, default=600, help="streams for throughput (600)")
+    parser.add_argument("--workers", type=int, default=1, help="proxy worker processes (1)")
     parser.add_argument("--serve-backend", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_backend:
@@ -205,7 +219,10 @@ def main(argv: list[str] | None = None) -> int:
         ),
         *(
             subprocess.Popen(
-                [sys.executable, "-m", "laminate", "proxy", "--backend", spec, "--port", str(port)],
+                [
+                    *(sys.executable, "-m", "laminate", "proxy", "--backend", spec),
+                    *("--port", str(port), "--workers", str(args.workers)),
+                ],
                 env=env,
                 stderr=subprocess.DEVNULL,
             )
@@ -225,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
             _wait(url + "/v1/messages", process)
         print(
             f"python {platform.python_version()}, {os.cpu_count()} cores, "
-            f"{args.deltas} deltas per answer"
+            f"{args.deltas} deltas per answer, {args.workers} proxy worker(s)"
         )
         print(
             f"{'':<12}{'TTFB median':>13}{'TTFB p90':>11}{'answers/s':>11}{'MB/s':>8}"

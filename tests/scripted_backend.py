@@ -19,8 +19,9 @@ chunk, ``pace`` seconds apart) or a complete body, as the request asks. Models w
 starts with ``fail-`` script a failure: ``fail-429`` (that status, with ``retry-after:
 7``), ``fail-mid`` (the API's in-stream error after the first text), ``fail-garbage`` (a
 200 whose body is not the API's), ``fail-stall`` (one chunk, then nothing until the client
-leaves), ``fail-slow`` (nothing at all for a while). Every request and every disconnect is
-recorded (:class:`Record`).
+leaves), ``fail-slow`` (nothing at all for a while). The model ``bulk`` gets its stream in
+one write (a reader then gets it in reads as large as its buffer). Every request and every
+disconnect is recorded (:class:`Record`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from laminate import ProviderError, StreamEncoder, StreamNormalizer, encode_response
 from laminate._apis.registry import APIS
@@ -52,6 +54,8 @@ class Record:
     """The model of each request whose client left before the answer ended."""
     finished: list[str] = field(default_factory=list)
     """The model of each request whose answer was sent whole."""
+    peers: list[tuple[str, int]] = field(default_factory=list)
+    """The address each request came from (its connection's)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -206,6 +210,51 @@ def _api_of(path: str) -> tuple[str, bool | None] | None:
     return None
 
 
+_COUNTING = (
+    ("anthropic", r"/v1/messages/count_tokens"),
+    ("gemini", r"/v1(?:beta)?/models/(?P<model>[^/:]+):countTokens"),
+    ("openai-responses", r"/v1/responses/input_tokens"),
+    ("bedrock", r"/model/(?P<model>[^/]+)/count-tokens"),
+)
+# What each counting endpoint takes, as the real ones check it.
+_RESPONSES_COUNT_FIELDS = {
+    "model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls",
+    "reasoning", "text", "truncation", "conversation", "previous_response_id",
+}  # fmt: skip
+_CONVERSE_COUNT_FIELDS = {"messages", "system", "toolConfig", "additionalModelRequestFields"}
+
+
+def _count_api(path: str) -> tuple[str, str | None] | None:
+    """``(api, the model the path names)`` for a counting endpoint's path."""
+    for api, pattern in _COUNTING:
+        found = re.fullmatch(pattern, path)
+        if found is not None:
+            model = found.groupdict().get("model")
+            return api, unquote(model) if model else None
+    return None
+
+
+def _counted_request(api: str, data: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The chat request a counting request holds, or what is wrong with it."""
+    if api == "gemini":
+        request = data.get("generateContentRequest")
+        if not isinstance(request, dict) or "contents" in data:
+            return {}, "send contents or a generateContentRequest, not both"
+        if not str(request.get("model", "")).startswith("models/"):
+            return {}, "generateContentRequest.model must be models/{model}"
+        return request, ""
+    if api == "bedrock":
+        converse = (data.get("input") or {}).get("converse")
+        if not isinstance(converse, dict) or set(converse) - _CONVERSE_COUNT_FIELDS:
+            return {}, "input.converse takes messages, system, toolConfig and model fields"
+        return converse, ""
+    if api == "openai-responses" and set(data) - _RESPONSES_COUNT_FIELDS:
+        return {}, f"unknown parameters: {sorted(set(data) - _RESPONSES_COUNT_FIELDS)}"
+    if api == "anthropic" and "max_tokens" in data:
+        return {}, "max_tokens: extra inputs are not permitted"
+    return data, ""
+
+
 def _model_in(path: str) -> str | None:
     found = re.search(r"/models?/([^/:]+)", path)
     return found.group(1) if found else None
@@ -228,6 +277,10 @@ class ScriptedBackend:
             if not message.get("more_body"):
                 break
         path = scope["path"]
+        counting = _count_api(path)
+        if counting is not None:
+            await self._count(*counting, json.loads(body), scope, send)
+            return
         found = _api_of(path)
         if found is None:
             await _reply(send, 404, "application/json", b'{"error": "no such endpoint"}')
@@ -238,12 +291,59 @@ class ScriptedBackend:
         model = data.get("model") or _model_in(path) or ""
         with self.record.lock:
             self.record.requests.append((api, path, data, headers))
+            self.record.peers.append(tuple(scope.get("client") or ("", 0)))
         stream = data.get("stream")
         stream = streams_by_default if not isinstance(stream, bool) else stream
-        await self._answer(api, model, data, stream=bool(stream), send=send, receive=receive)
+        # Gemini streams SSE when asked with `alt=sse`, else one JSON array.
+        array = api == "gemini" and b"alt=sse" not in scope.get("query_string", b"").split(b"&")
+        await self._answer(
+            api, model, data, stream=bool(stream), array=array, send=send, receive=receive
+        )
+
+    async def _count(
+        self, api: str, path_model: str | None, data: dict[str, Any], scope: Any, send: Any
+    ) -> None:
+        """A counting endpoint's answer: ``1000 + len(user text) + 10 * tools``, read from
+        the request in that endpoint's shape (a 400 for a shape it does not take)."""
+        headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+        with self.record.lock:
+            self.record.requests.append((api, scope["path"], data, headers))
+        model = path_model or str(data.get("model") or "")
+        http = APIS[api].http
+        assert http is not None
+        if model.startswith("fail-") and model[5:].isdigit():
+            status = int(model[5:])
+            body = json.dumps(http.error_body(status, http.error_kind(status), "scripted"))
+            await _reply(send, status, "application/json", body.encode())
+            return
+        if model == "fail-garbage":
+            await _reply(send, 200, "application/json", b"<html>not a count</html>")
+            return
+        request, problem = _counted_request(api, data)
+        if problem:
+            body = json.dumps(http.error_body(400, http.error_kind(400), problem))
+            await _reply(send, 400, "application/json", body.encode())
+            return
+        asked = _read(api, request)
+        count = 1000 + len(asked.user) + 10 * len(asked.tools)
+        answers: dict[str, dict[str, Any]] = {
+            "anthropic": {"input_tokens": count},
+            "gemini": {"totalTokens": count},
+            "openai-responses": {"object": "response.input_tokens", "input_tokens": count},
+            "bedrock": {"inputTokens": count},
+        }
+        await _reply(send, 200, "application/json", json.dumps(answers[api]).encode())
 
     async def _answer(
-        self, api: str, model: str, data: dict[str, Any], *, stream: bool, send: Any, receive: Any
+        self,
+        api: str,
+        model: str,
+        data: dict[str, Any],
+        *,
+        stream: bool,
+        array: bool = False,
+        send: Any,
+        receive: Any,
     ) -> None:
         record = APIS[api]
         http = record.http
@@ -278,7 +378,7 @@ class ScriptedBackend:
             with self.record.lock:
                 self.record.finished.append(model)
             return
-        encoder = StreamEncoder(api)
+        encoder: Any = _ArrayEncoder(api) if array else StreamEncoder(api)
         await send(
             {
                 "type": "http.response.start",
@@ -293,6 +393,12 @@ class ScriptedBackend:
                 pass
             left.set()
 
+        if model == "bulk":
+            whole = b"".join([encoder.encode(event) for event in events]) + encoder.close()
+            await send({"type": "http.response.body", "body": whole})
+            with self.record.lock:
+                self.record.finished.append(model)
+            return
         watcher = asyncio.ensure_future(watch())
         try:
             for n, event in enumerate(events):
@@ -332,6 +438,33 @@ class ScriptedBackend:
         with self.record.lock:
             self.record.finished.append(model)
         watcher.cancel()
+
+
+class _ArrayEncoder:
+    """A stream as one JSON array, element by element (Gemini without ``alt=sse``)."""
+
+    media_type = "application/json; charset=UTF-8"
+
+    def __init__(self, api: str) -> None:
+        self._sse = StreamEncoder(api)
+        self._count = 0
+
+    def _elements(self, sse: bytes) -> bytes:
+        out = b""
+        for frame in sse.split(b"\r\n\r\n"):
+            if frame.startswith(b"data: "):
+                out += (b",\r\n" if self._count else b"[") + frame[6:]
+                self._count += 1
+        return out
+
+    def encode(self, event: Any) -> bytes:
+        return self._elements(self._sse.encode(event))
+
+    def error(self, error: Any) -> bytes:
+        return self._elements(self._sse.error(error)) + b"]"
+
+    def close(self) -> bytes:
+        return self._elements(self._sse.close()) + (b"]" if self._count else b"[]")
 
 
 async def _reply(

@@ -26,10 +26,17 @@ import pytest
 
 from laminate import TranslationError, translate_request
 from laminate._apis.registry import APIS
-from laminate.proxy import Backend, ProxyConfig, Timeouts, config_from_toml, proxy_server
+from laminate.proxy import (
+    Backend,
+    ProxyConfig,
+    Timeouts,
+    config_from_toml,
+    estimate_tokens,
+    proxy_server,
+)
 
 from .scripted_backend import ScriptedBackend, scripted_backend
-from .sdk_clients import KEY, result_for, tool_loop
+from .sdk_clients import DESCRIPTION, KEY, SCHEMA, result_for, tool_loop
 
 CLIENTS = tuple(name for name, record in APIS.items() if record.http is not None)
 FAILURES = ("fail-429", "fail-503", "fail-mid", "fail-garbage", "fail-slow", "fail-stall")
@@ -55,7 +62,11 @@ def backends(url: str, **keys: str) -> tuple[Backend, ...]:
             api,
             base_for(api, url),
             key=keys.get(api.replace("-", "_")),
-            models={f"to-{api}": f"to-{api}", **{f"{f}-{api}": f for f in FAILURES}},
+            models={
+                f"to-{api}": f"to-{api}",
+                f"bulk-{api}": "bulk",
+                **{f"{f}-{api}": f for f in FAILURES},
+            },
         )
         for api in CLIENTS
     )
@@ -163,6 +174,68 @@ def test_same_api_passes_request_and_answer_through_byte_for_byte(
     assert seen[3]["x-custom"] == "kept"
     assert "x-api-key" not in seen[3]  # a client's key is never forwarded
     assert through.headers["content-type"] == direct.headers["content-type"]
+
+
+def _texts(chunks: list[dict[str, Any]]) -> str:
+    parts = [p for c in chunks for p in c["candidates"][0]["content"].get("parts", [])]
+    return "".join(p.get("text", "") for p in parts)
+
+
+@pytest.mark.parametrize("target", CLIENTS)
+def test_gemini_answers_in_the_framing_its_client_asked(
+    proxy: str, target: str, lines: list[str], json_backend: str
+) -> None:
+    once(json_backend)
+    # google-genai streams with `alt=sse`; without it Gemini streams one JSON array, and
+    # `:generateContent` answers one complete body. The same from every backend.
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    base = f"{proxy}/v1beta/models/to-{target}"
+    array = httpx.post(base + ":streamGenerateContent", json=body, timeout=10)
+    assert array.status_code == 200
+    assert array.headers["content-type"].startswith("application/json")
+    chunks = array.json()
+    assert isinstance(chunks, list)
+    assert len(chunks) > 1
+    assert _texts(chunks) == "echo: hi"
+    assert chunks[-1]["candidates"][0]["finishReason"] == "STOP"
+    logged = json.loads(lines[-1])
+    assert (logged["input_tokens"], logged["output_tokens"]) == (11, 7)
+    sse = httpx.post(base + ":streamGenerateContent?alt=sse", json=body, timeout=10)
+    assert sse.headers["content-type"].startswith("text/event-stream")
+    frames = [json.loads(line[5:]) for line in sse.text.splitlines() if line.startswith("data:")]
+    assert _texts(frames) == "echo: hi"
+    whole = httpx.post(base + ":generateContent", json=body, timeout=10)
+    assert whole.headers["content-type"].startswith("application/json")
+    assert _texts([whole.json()]) == "echo: hi"
+    assert whole.json()["candidates"][0]["finishReason"] == "STOP"
+    failed = httpx.post(f"{proxy}/v1beta/models/fail-mid-{target}:streamGenerateContent", json=body)
+    assert failed.status_code == 200
+    assert "error" in failed.json()[-1]  # the array is still whole JSON
+
+
+def test_a_request_body_that_arrives_in_pieces_is_sent_on_whole(
+    proxy: str, backend: tuple[str, ScriptedBackend], json_backend: str
+) -> None:
+    once(json_backend)
+    # The client's disconnect is watched for only once its body is read: a watcher that
+    # ran alongside the reading could take a piece of the body for itself.
+    text = "y" * 60_000
+    body = {
+        "model": "to-anthropic",
+        "max_tokens": 5,
+        "messages": [{"role": "user", "content": text}],
+    }
+    content = json.dumps(body).encode()
+
+    def slowly() -> Iterator[bytes]:
+        for at in range(0, len(content), 6_000):
+            yield content[at : at + 6_000]
+            time.sleep(0.01)
+
+    headers = {"content-length": str(len(content))}
+    answer = httpx.post(proxy + "/v1/messages", content=slowly(), headers=headers, timeout=10)
+    assert answer.status_code == 200
+    assert backend[1].record.requests[-1][2]["messages"][0]["content"] == text
 
 
 def test_bedrock_backends_are_signed_or_sent_their_key(
@@ -388,6 +461,88 @@ def test_an_answer_that_cannot_be_read_is_a_502(proxy: str, json_backend: str) -
         assert answer.status_code == 502, (client, target)
 
 
+@pytest.mark.parametrize("target", CLIENTS)
+def test_a_long_answer_arrives_whole_in_every_clients_api(
+    proxy: str, backend: tuple[str, ScriptedBackend], target: str, json_backend: str
+) -> None:
+    once(json_backend)
+    from laminate import collect_sync
+
+    # Thousands of frames sent at once, read from the backend in reads of up to 64 KiB
+    # and written on in pieces: every word arrives once, in order, whatever the pair.
+    words = " ".join(f"w{n}" for n in range(6000))
+    for client in ("anthropic", "openai"):
+        path, _ = REQUESTS[client]
+        body = {"model": f"bulk-{target}", "max_tokens": 9, "stream": True}
+        body["messages"] = [{"role": "user", "content": words}]
+        with httpx.stream("POST", proxy + path, json=body, timeout=30) as answer:
+            assert answer.status_code == 200
+            response = collect_sync(answer, client)
+        assert response.text() == f"echo: {words}", (client, target)
+
+
+@pytest.mark.parametrize("target", ["anthropic", "openai"])
+def test_the_backends_connection_is_kept_for_the_next_request(
+    proxy: str, backend: tuple[str, ScriptedBackend], target: str, json_backend: str
+) -> None:
+    once(json_backend)
+    # A translated answer is complete at its terminal event; the rest of the body is
+    # still read, so that the connection goes back to the pool instead of being closed.
+    scripted = backend[1]
+    path, body = _request("anthropic", f"to-{target}")
+    with httpx.Client(timeout=10) as client:
+        for _ in range(3):
+            assert client.post(proxy + path, content=body).status_code == 200
+    assert len(set(scripted.record.peers[-3:])) == 1
+
+
+def test_a_request_the_backend_cannot_take_is_a_400_that_sdks_do_not_retry(
+    backend: tuple[str, ScriptedBackend], monkeypatch: pytest.MonkeyPatch, json_backend: str
+) -> None:
+    once(json_backend)
+    import anthropic
+    import openai
+
+    from laminate._core.errors import TranslationError as Refused
+
+    # Every pair translates in this build: a pair that does not is played by a writer
+    # that refuses, as one without a request writer would.
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise Refused("requests of 'ollama' cannot be written yet", reason="unsupported")
+
+    monkeypatch.setattr(sys.modules["laminate._proxy.app"], "translate_request", refuse)
+    seen: list[str] = []
+    url, scripted = backend
+    before = len(scripted.record.requests)
+    config = ProxyConfig(backends=(Backend("ollama", url),), log=seen.append)
+    with proxy_server(config) as proxy:
+        client = anthropic.Anthropic(base_url=proxy, api_key=KEY, max_retries=2)
+        with pytest.raises(anthropic.BadRequestError) as raised:
+            client.messages.create(
+                model="m", max_tokens=9, messages=[{"role": "user", "content": "hi"}]
+            )
+        assert "the Ollama backend cannot take this request" in str(raised.value)
+        body: Any = raised.value.body
+        assert body["error"]["type"] == "invalid_request_error"
+        chat = openai.OpenAI(base_url=proxy + "/v1", api_key=KEY, max_retries=2)
+        with pytest.raises(openai.BadRequestError, match="the Ollama backend"):
+            chat.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert len(seen) == 2  # one request each: not retried
+    assert [json.loads(line)["status"] for line in seen] == [400, 400]
+    assert len(scripted.record.requests) == before  # nothing reached the backend
+
+
+def test_a_request_that_cannot_be_translated_is_a_400_in_the_clients_shape(
+    proxy: str, json_backend: str
+) -> None:
+    once(json_backend)
+    body = {"model": "to-openai", "max_tokens": 9, "messages": "not a list"}
+    answer = httpx.post(proxy + "/v1/messages", json=body, timeout=10)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["type"] == "invalid_request_error"
+    assert "the Chat Completions backend" in answer.json()["error"]["message"]
+
+
 # -- a client that leaves ---------------------------------------------------------------
 
 
@@ -426,14 +581,81 @@ def test_models_lists_what_the_configuration_routes(proxy: str, json_backend: st
     assert "to-anthropic" in [m.id for m in page.data]
 
 
-def test_count_tokens_asks_the_backend_or_estimates(
-    proxy: str, backend: tuple[str, ScriptedBackend], json_backend: str
+# The backends whose API has a counting endpoint; the scripted backend counts
+# 1000 + the user's text + 10 per tool, as read from that endpoint's request.
+COUNTED = ("anthropic", "gemini", "openai-responses", "bedrock")
+
+
+@pytest.mark.parametrize("target", CLIENTS)
+def test_count_tokens_asks_the_backends_that_count_and_estimates_for_the_others(
+    proxy: str,
+    backend: tuple[str, ScriptedBackend],
+    lines: list[str],
+    target: str,
+    json_backend: str,
 ) -> None:
     once(json_backend)
-    body = {"model": "to-openai", "messages": [{"role": "user", "content": "x" * 400}]}
+    import anthropic
+
+    scripted = backend[1]
+    client = anthropic.Anthropic(base_url=proxy, api_key=KEY, max_retries=0)
+    before = len(scripted.record.requests)
+    counted = client.messages.count_tokens(
+        model=f"to-{target}",
+        system="Be brief.",
+        messages=[{"role": "user", "content": "x" * 400}],
+        tools=[{"name": "get_weather", "description": DESCRIPTION, "input_schema": SCHEMA}],
+    )
+    logged = json.loads(lines[-1])
+    assert logged["input_tokens"] == counted.input_tokens
+    if target not in COUNTED:  # the documented estimate: a token per 4 characters of JSON
+        assert 120 <= counted.input_tokens <= 200
+        assert len(scripted.record.requests) == before
+        return
+    assert counted.input_tokens == 1000 + 400 + 10
+    assert logged["error"] is None
+    asked = scripted.record.requests[-1]
+    assert "x-api-key" not in asked[3]  # the client's key stays here
+    if target == "gemini":  # the system instruction and the tools are counted too
+        request = asked[2]["generateContentRequest"]
+        assert request["model"] == "models/to-gemini"
+        assert "systemInstruction" in request
+        assert "tools" in request
+    if target == "bedrock":
+        assert asked[1] == "/model/to-bedrock/count-tokens"
+        assert asked[3]["authorization"].startswith("AWS4-HMAC-SHA256 ")
+        assert "system" in asked[2]["input"]["converse"]
+
+
+@pytest.mark.parametrize("failure", ["fail-503", "fail-garbage"])
+@pytest.mark.parametrize("target", COUNTED)
+def test_a_count_the_backend_cannot_give_is_estimated_and_logged_so(
+    proxy: str, lines: list[str], target: str, failure: str, json_backend: str
+) -> None:
+    once(json_backend)
+    secret = "prompt-text-that-must-not-be-logged "
+    body = {"model": f"{failure}-{target}", "messages": [{"role": "user", "content": secret * 9}]}
     answer = httpx.post(proxy + "/v1/messages/count_tokens", json=body, timeout=10)
     assert answer.status_code == 200
-    assert 100 <= answer.json()["input_tokens"] <= 130
+    assert answer.json() == {"input_tokens": estimate_tokens(body)}
+    logged = json.loads(lines[-1])
+    assert logged["status"] == 200
+    assert "estimated" in logged["error"]
+    assert secret not in lines[-1]
+
+
+def test_a_count_from_an_unreachable_backend_is_estimated(json_backend: str) -> None:
+    once(json_backend)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    seen: list[str] = []
+    config = ProxyConfig(backends=(Backend("gemini", f"http://127.0.0.1:{port}"),), log=seen.append)
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    with proxy_server(config) as proxy:
+        answer = httpx.post(proxy + "/v1/messages/count_tokens", json=body, timeout=10)
+    assert answer.json() == {"input_tokens": estimate_tokens(body)}
+    assert "cannot be reached" in json.loads(seen[-1])["error"]
 
 
 def test_each_request_logs_one_json_line_without_prompt_answer_or_key(

@@ -26,12 +26,13 @@ a prompt, an answer or a key.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hmac
 import json
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Final
@@ -42,7 +43,7 @@ import httpx
 
 try:
     from starlette.applications import Starlette
-    from starlette.requests import Request
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import JSONResponse, Response, StreamingResponse
     from starlette.routing import BaseRoute, Route
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
@@ -52,14 +53,24 @@ from .._apis.registry import APIS
 from .._apis.spec import Endpoint, Http
 from .._apis.translate import Translation, translate_request
 from .._core.errors import LaminateError, ProviderError, StreamTimeoutError, TranslationError
+from .._core.events import Event
 from .._core.response import Usage
-from .._encode.encoder import StreamEncoder, encode_response
-from .._io.adapters import collect, normalize_stream
+from .._encode.encoder import encode_response
+from .._io.adapters import collect
 from .._io.complete import normalize
 from .._io.sources import http_error
 from .._normalizer import StreamNormalizer
-from .backend import backend_headers, backend_url, forwarded_headers, strip_query_key
+from .backend import (
+    backend_headers,
+    backend_url,
+    forwarded_headers,
+    strip_query_key,
+    warm_signer,
+)
 from .config import Backend, ConfigError, ProxyConfig
+from .counting import COUNTERS
+from .usage import UsageScan
+from .writing import StreamWriter, asks_array, stream_writer
 
 __all__ = ["Exchange", "app"]
 
@@ -71,6 +82,13 @@ _NOT_PASSED: Final = frozenset(
     {"content-length", "content-encoding", "transfer-encoding", "connection", "keep-alive"}
 )
 _ESTIMATE_CHARS_PER_TOKEN: Final = 4
+# How long the end of a backend's body is waited for after its answer's terminal event
+# (it comes with it, as a rule); the client has its whole answer by then.
+_DRAIN_SECONDS: Final = 0.25
+# The bytes of a backend's answer read, translated and written on at a time: the first
+# piece, then every other one.
+_FIRST_PIECE: Final = 1024
+_PIECE: Final = 16 * 1024
 
 
 # -- one request's record --------------------------------------------------------------
@@ -143,6 +161,11 @@ class _Refusal(Exception):
         self.headers = dict(headers or {})
 
 
+class _CountFailed(Exception):
+    """The backend's counting endpoint gave no count (the message says why, never what
+    the backend answered)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Call:
     """A request ready for the backend."""
@@ -153,6 +176,8 @@ class _Call:
     headers: dict[str, str]
     stream: bool
     translation: Translation | None
+    array: bool = False
+    """The client asked its stream as one JSON array (Gemini without ``alt=sse``)."""
 
 
 # -- the app -----------------------------------------------------------------------------
@@ -166,17 +191,30 @@ class _Proxy:
 
     @property
     def client(self) -> httpx.AsyncClient:
-        # Made on first use, in the worker's own event loop.
+        # Made at startup (the lifespan); on first use when the app is served without one.
         if self._client is None:
             t = self.config.timeouts
             self._client = httpx.AsyncClient(
                 # The read timeout is applied by hand: `read` until the answer begins,
                 # `idle` between its pieces.
                 timeout=httpx.Timeout(t.connect, read=None, write=t.idle, pool=t.connect),
+                # No cap on connections: each stream holds one for as long as it lasts.
                 limits=httpx.Limits(max_connections=None, max_keepalive_connections=200),
                 follow_redirects=False,
             )
         return self._client
+
+    async def start(self) -> None:
+        """Make, once per worker and before the first request, what the first request
+        would otherwise wait for: the HTTP client (its TLS context takes tens of ms), the
+        SigV4 signer and its AWS credentials, and the lazily imported parts of anyio."""
+        _ = self.client
+        with anyio.fail_after(self.config.timeouts.connect):
+            pass  # the first cancel scope imports anyio's backend
+        for backend in self.config.backends:
+            if backend.key is None and _http(backend.api).signing is not None:
+                # Finding credentials may ask the instance metadata service: in a thread.
+                await anyio.to_thread.run_sync(warm_signer)
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -188,9 +226,13 @@ class _Proxy:
     async def chat(self, request: Request, api: str, endpoint: Endpoint) -> Response:
         exchange = Exchange(api)
         try:
+            self._check_key(request, _http(api))
+            body = await self._read_body(request)
             response = await _until_disconnect(
-                request, lambda: self._chat(request, api, endpoint, exchange)
+                request, lambda: self._chat(request, api, endpoint, body, exchange)
             )
+        except ClientDisconnect:  # the client left while sending its request
+            response = None
         except _Refusal as refusal:
             exchange.error = refusal.message[:200]
             response = error_response(api, refusal.status, refusal.message, refusal.headers)
@@ -206,11 +248,8 @@ class _Proxy:
         return response
 
     async def _chat(
-        self, request: Request, api: str, endpoint: Endpoint, exchange: Exchange
+        self, request: Request, api: str, endpoint: Endpoint, body: bytes, exchange: Exchange
     ) -> Response:
-        http = _http(api)
-        self._check_key(request, http)
-        body = await self._read_body(request)
         data = _json_object(body)
         path_model = request.path_params.get("model")
         model = path_model if isinstance(path_model, str) else data.get("model")
@@ -229,10 +268,12 @@ class _Proxy:
             backend=backend,
             backend_model=backend_model,
         )
-        call = _Call(
-            call.backend, call.url, call.body, call.headers, exchange.stream, call.translation
+        call = dataclasses.replace(
+            call,
+            stream=exchange.stream,
+            array=exchange.stream and asks_array(api, request.url.query),
         )
-        answer = await self._send(call, api)
+        answer = await self._send(call)
         if answer.status_code >= 300:
             return await _backend_error(answer, api, same=call.translation is None)
         if call.translation is None:
@@ -264,18 +305,20 @@ class _Proxy:
             url = backend_url(backend, path_and_query)
             headers = forwarded_headers(request.headers.items())
             return _Call(backend, url, body, _signed(backend, url, body, headers), False, None)
+        # A request the backend's API cannot express is this client's request being
+        # unsupported on this route: a 400 in the client's shape, which SDKs do not retry
+        # (a 5xx such as 501 would be retried, and fail again).
+        backend_name = f"the {display_name(backend.api)} backend"
         try:
             translation = translate_request(data, api, backend.api, path=path_and_query)
         except TranslationError as exc:
             if exc.reason == "unsupported":
-                raise _Refusal(501, f"a {backend.api} backend cannot take it: {exc}") from None
+                raise _Refusal(400, f"{backend_name} cannot take this request: {exc}") from None
             raise _Refusal(
-                400, f"the request cannot be translated for {backend.api}: {exc}"
+                400, f"the request cannot be translated for {backend_name}: {exc}"
             ) from None
         except LaminateError as exc:
-            raise _Refusal(
-                400, f"the request cannot be sent to a {backend.api} backend: {exc}"
-            ) from None
+            raise _Refusal(400, f"the request cannot be sent to {backend_name}: {exc}") from None
         content = json.dumps(translation.body, ensure_ascii=False).encode()
         url = backend_url(backend, translation.path)
         return _Call(backend, url, content, _signed(backend, url, content, {}), False, translation)
@@ -316,7 +359,7 @@ class _Proxy:
                 raise _Refusal(413, f"the request is larger than this proxy accepts ({cap} bytes)")
         return bytes(body)
 
-    async def _send(self, call: _Call, api: str) -> httpx.Response:
+    async def _send(self, call: _Call) -> httpx.Response:
         request = self.client.build_request(
             "POST", call.url, content=call.body, headers=call.headers
         )
@@ -325,7 +368,7 @@ class _Proxy:
                 return await self.client.send(request, stream=True)
         except (TimeoutError, httpx.TimeoutException):
             raise _Refusal(
-                504, f"the backend did not answer in time ({call.backend.api})"
+                504, f"the {display_name(call.backend.api)} backend did not answer in time"
             ) from None
         except httpx.HTTPError as exc:
             raise _Refusal(502, f"the backend cannot be reached: {type(exc).__name__}") from None
@@ -353,20 +396,74 @@ class _Proxy:
             raise _Refusal(400, "the request names no model")
         backend, backend_model = self.config.route(model)
         exchange.backend, exchange.model = backend.api, backend_model
-        counting = _http(backend.api).count_tokens
-        if backend.api == api and counting is not None:
-            if backend_model != model:
-                body = json.dumps({**data, "model": backend_model}, ensure_ascii=False).encode()
-            url = backend_url(backend, counting)
-            headers = _signed(backend, url, body, forwarded_headers(request.headers.items()))
-            call = _Call(backend, url, body, headers, False, None)
-            answer = await self._send(call, api)
-            try:
-                content = await _read_capped(answer, self.config.timeouts.idle)
-            finally:
-                await answer.aclose()
-            return Response(content, answer.status_code, _back_headers(answer.headers))
-        return JSONResponse({"input_tokens": estimate_tokens(data)})
+        try:
+            counted = await self._backend_count(
+                request, api, body=body, data=data, backend=backend, model=backend_model
+            )
+        except _CountFailed as failed:
+            # Why, never what: a backend's error body may quote the prompt.
+            exchange.error = f"the backend's count failed ({failed}); estimated"
+            counted = None
+        if counted is None:
+            exchange.input_tokens = estimate_tokens(data)
+            return JSONResponse({"input_tokens": exchange.input_tokens})
+        exchange.input_tokens, response = counted
+        return response
+
+    async def _backend_count(
+        self,
+        request: Request,
+        api: str,
+        *,
+        body: bytes,
+        data: dict[str, Any],
+        backend: Backend,
+        model: str,
+    ) -> tuple[int, Response] | None:
+        """The backend's own count and the client's answer with it; ``None`` when the
+        backend's API has no counting endpoint (:class:`_CountFailed` when it has one
+        and the count failed)."""
+        own = _http(backend.api).count_tokens
+        if backend.api == api and own is not None:  # the request as it is, the answer too
+            if model != data.get("model"):
+                body = json.dumps({**data, "model": model}, ensure_ascii=False).encode()
+            forwarded = forwarded_headers(request.headers.items())
+            content, headers = await self._ask_count(backend, own, body, forwarded)
+            count = _count_in(content, lambda answer: answer.get("input_tokens"))
+            return count, Response(content, 200, _back_headers(headers))
+        counter = COUNTERS.get(backend.api)
+        if counter is None:
+            return None
+        try:
+            translation = translate_request({**data, "model": model}, api, backend.api)
+        except LaminateError as exc:
+            reason = exc.reason if isinstance(exc, TranslationError) else ""
+            message = f"the request cannot be written for it: {reason or 'invalid'}"
+            raise _CountFailed(message) from None
+        content = json.dumps(counter.body(translation.body, model), ensure_ascii=False).encode()
+        answer, _ = await self._ask_count(backend, counter.path(model), content, {})
+        count = _count_in(answer, counter.count)
+        return count, JSONResponse({"input_tokens": count})
+
+    async def _ask_count(
+        self, backend: Backend, path: str, content: bytes, headers: Mapping[str, str]
+    ) -> tuple[bytes, httpx.Headers]:
+        """The backend counting endpoint's answer (a 2xx), and its headers."""
+        url = backend_url(backend, path)
+        try:
+            signed = backend_headers(backend, url, content, headers)
+            answer = await self._send(_Call(backend, url, content, signed, False, None))
+        except ConfigError:
+            raise _CountFailed("the request cannot be signed") from None
+        except _Refusal as refusal:
+            raise _CountFailed(refusal.message) from None
+        try:
+            body = await _read_capped(answer, self.config.timeouts.idle)
+        finally:
+            await answer.aclose()
+        if answer.status_code >= 300:
+            raise _CountFailed(f"it answered {answer.status_code}")
+        return body, answer.headers
 
     async def models(self, request: Request) -> Response:
         names = self.config.models()
@@ -391,6 +488,16 @@ class _Proxy:
                 "last_id": names[-1] if names else None,
             }
         )
+
+
+def _count_in(content: bytes, count: Callable[[Any], object]) -> int:
+    try:
+        found = count(json.loads(content))
+    except (ValueError, RecursionError, AttributeError):
+        found = None
+    if not isinstance(found, int) or isinstance(found, bool) or found < 0:
+        raise _CountFailed("its answer holds no count")
+    return found
 
 
 def estimate_tokens(data: Mapping[str, Any]) -> int:
@@ -419,38 +526,38 @@ async def _passed_through(
         with contextlib.suppress(LaminateError):
             exchange.usage(normalize(content, api).usage)
         return Response(content, answer.status_code, headers)
-    chunks = _relay(answer, api, exchange, proxy, idle)
-    return await _streaming(chunks, api, answer.status_code, headers, exchange)
+    chunks = _relay(answer, api, exchange, proxy, idle, array=call.array)
+    media_type = stream_writer(api, array=call.array).media_type
+    return await _streaming(chunks, media_type, answer.status_code, headers, exchange)
 
 
 async def _relay(
-    answer: httpx.Response, api: str, exchange: Exchange, proxy: _Proxy, idle: float
+    answer: httpx.Response,
+    api: str,
+    exchange: Exchange,
+    proxy: _Proxy,
+    idle: float,
+    *,
+    array: bool,
 ) -> AsyncIterator[bytes]:
-    """The backend's bytes as they arrive, fed alongside to a normalizer for the log."""
-    watch: StreamNormalizer | None = StreamNormalizer(
-        api, url=str(answer.url), content_type=answer.headers.get("content-type")
-    )
+    """The backend's bytes as they arrive. Each chunk is looked at for the log's token
+    counts only after it went on, and only for the frames that carry usage
+    (:class:`UsageScan`): relaying costs no more than the bytes."""
+    scan = UsageScan(api, answer.headers.get("content-type"))
+    chunks = _timed(answer, idle)
     sent = False
     try:
-        async for chunk in _timed(answer, idle):
-            if watch is not None:
-                try:
-                    watch.feed(chunk)
-                except LaminateError:
-                    watch = None  # the bytes still go through: they are the backend's own
-            sent = True
-            yield chunk
-        if watch is not None:
-            try:
-                watch.close()
-                exchange.usage(watch.response.usage if watch.response else None)
-            except LaminateError:
-                pass
+        async with contextlib.aclosing(chunks):
+            async for chunk in chunks:
+                sent = True
+                yield chunk
+                scan.feed(chunk)
+        exchange.usage(scan.usage())
     except LaminateError as exc:
         exchange.error = type(exc).__name__
         if not sent:
             raise
-        yield StreamEncoder(api).error(exc)
+        yield stream_writer(api, array=array, begun=True).error(exc)
     except anyio.get_cancelled_exc_class():
         exchange.disconnected = True
         raise
@@ -477,15 +584,16 @@ async def _translated(
         exchange.usage(response.usage)
         body = encode_response(translation.restore_response(response), api)
         return JSONResponse(body)
+    writer = stream_writer(api, array=call.array)
     chunks = _rewrite(
-        answer, api, call=call, translation=translation, exchange=exchange, proxy=proxy
+        answer, writer, call=call, translation=translation, exchange=exchange, proxy=proxy
     )
-    return await _streaming(chunks, api, 200, {}, exchange)
+    return await _streaming(chunks, writer.media_type, 200, {}, exchange)
 
 
 async def _rewrite(
     answer: httpx.Response,
-    api: str,
+    encoder: StreamWriter,
     *,
     call: _Call,
     translation: Translation,
@@ -493,39 +601,101 @@ async def _rewrite(
     proxy: _Proxy,
 ) -> AsyncIterator[bytes]:
     """The backend's answer, normalized, restored to the client's names and written in
-    the client's API, event by event."""
-    encoder = StreamEncoder(api)
-    events = normalize_stream(answer, call.backend.api, idle_timeout=proxy.config.timeouts.idle)
+    the client's API: what each chunk from the backend completes goes on at once, as
+    one piece (one write to the client per chunk read, not one per event)."""
+    normalizer = StreamNormalizer(
+        call.backend.api, url=str(answer.url), content_type=answer.headers.get("content-type")
+    )
+    restore = translation.restore if translation.names or translation.ids else None
+
+    def written(events: list[Event]) -> bytes:
+        if restore is not None:
+            events = [restore(event) for event in events]
+        return b"".join([encoder.encode(event) for event in events])
+
+    chunks = _until_finished(answer, normalizer, proxy.config.timeouts.idle)
     sent = False
     try:
-        try:
-            async for event in events:
-                data = encoder.encode(translation.restore(event))
-                if data:
-                    sent = True
-                    yield data
-        except LaminateError as exc:
-            exchange.error = type(exc).__name__
-            if not sent:
-                raise
-            yield encoder.error(exc)
-            return
-        tail = encoder.close()
-        exchange.usage(events.response.usage if events.response else None)
-        if tail:
-            yield tail
+        async with contextlib.aclosing(chunks):
+            try:
+                data = b""
+                piece = _FIRST_PIECE
+                async for chunk in chunks:
+                    # A read holds whatever the backend had sent (up to 64 KiB, hundreds
+                    # of frames); it is written on in pieces, the first one small, so
+                    # that the first bytes do not wait for the whole read to be written.
+                    at = 0
+                    while at < len(chunk):
+                        data = written(normalizer.feed(chunk[at : at + piece]))
+                        at += piece
+                        if normalizer.response is not None:
+                            break  # complete: nothing after the terminal event is read
+                        if data:
+                            sent = True
+                            piece = _PIECE
+                            yield data
+                        data = b""
+                    if normalizer.response is not None:
+                        break
+                events, error = normalizer.close_events()
+                data += written(events)
+                if error is not None:
+                    if data:
+                        sent = True
+                        yield data
+                    raise error
+            except LaminateError as exc:
+                exchange.error = type(exc).__name__
+                if not sent:
+                    raise
+                yield encoder.error(exc)
+                return
+            exchange.usage(normalizer.response.usage if normalizer.response else None)
+            data += encoder.close()
+            if data:
+                yield data
+            await _drain(chunks)
     except anyio.get_cancelled_exc_class():
         exchange.disconnected = True
         raise
     finally:
         with anyio.CancelScope(shield=True):
-            await events.aclose()
+            await answer.aclose()
             proxy._write(exchange.line())
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what the backend sends after its answer's terminal event (the end of its
+    chunked body, as a rule) so that its connection goes back to the pool: closing an
+    unfinished response closes the connection, and the next request would open one."""
+    size = 0
+    with anyio.move_on_after(_DRAIN_SECONDS):
+        async for chunk in chunks:
+            size += len(chunk)
+            if size > _ERROR_BODY_CAP:
+                break
+    # Anything else (a backend that keeps sending) only costs that connection.
+
+
+async def _until_finished(
+    answer: httpx.Response, normalizer: StreamNormalizer, idle: float
+) -> AsyncGenerator[bytes, None]:
+    """The answer's bytes (:func:`_timed`); a silence or a broken connection once the
+    backend has said why it stopped is the end (only its terminal marker was still to
+    come, contract §5)."""
+    chunks = _timed(answer, idle)
+    try:
+        async with contextlib.aclosing(chunks):
+            async for chunk in chunks:
+                yield chunk
+    except LaminateError:
+        if not normalizer.finished:
+            raise
 
 
 async def _streaming(
     chunks: AsyncIterator[bytes],
-    api: str,
+    media_type: str,
     status: int,
     headers: Mapping[str, str],
     exchange: Exchange,
@@ -541,7 +711,7 @@ async def _streaming(
     exchange.first_byte = time.perf_counter()
     out = dict(headers)
     # As given: Starlette would add a charset to a text type named by `media_type`.
-    out.setdefault("content-type", StreamEncoder(api).media_type)
+    out.setdefault("content-type", media_type)
     return StreamingResponse(_prepend(first, chunks), status, out)
 
 
@@ -552,9 +722,12 @@ async def _prepend(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[by
         yield chunk
 
 
-async def _timed(answer: httpx.Response, idle: float) -> AsyncIterator[bytes]:
+async def _timed(answer: httpx.Response, idle: float) -> AsyncGenerator[bytes, None]:
     """The answer's bytes; a silence longer than ``idle`` is a :class:`StreamTimeoutError`."""
-    chunks = answer.aiter_bytes()
+    # The backend is asked for an unencoded body: its bytes are taken as they are read
+    # (httpx's decoders and re-chunking are for an encoded one).
+    encoded = answer.headers.get("content-encoding", "identity").lower() != "identity"
+    chunks = answer.aiter_bytes() if encoded else answer.aiter_raw()
     while True:
         try:
             with anyio.fail_after(idle):
@@ -642,6 +815,23 @@ def _signed(backend: Backend, url: str, body: bytes, headers: Mapping[str, str])
         raise _Refusal(502, str(exc)) from None
 
 
+# How the messages name each API (the registry knows them by their provider names).
+_DISPLAY_NAMES: Final = {
+    "openai": "Chat Completions",
+    "openai-responses": "OpenAI Responses",
+    "anthropic": "Anthropic Messages",
+    "gemini": "Gemini",
+    "bedrock": "Bedrock Converse",
+    "ollama": "Ollama",
+    "cohere": "Cohere",
+}
+
+
+def display_name(api: str) -> str:
+    """An API's name in a message: ``"the Ollama backend"``, not ``"a ollama backend"``."""
+    return _DISPLAY_NAMES.get(api, api)
+
+
 def _http(api: str) -> Http:
     http = APIS[api].http
     if http is None:  # routes exist only for APIs with an Http record
@@ -667,27 +857,23 @@ async def _until_disconnect(
     request: Request, work: Callable[[], Awaitable[Response]]
 ) -> Response | None:
     """``work()``'s response, or ``None`` when the client leaves first (the work, the
-    backend's request with it, is then cancelled at once)."""
+    backend's request with it, is then cancelled at once). Called once the request's
+    body is read: the next message the client sends can then only be its disconnect."""
     result: Response | None = None
     failure: Exception | None = None
     async with anyio.create_task_group() as tasks:
 
         async def watch() -> None:
-            # Only after the body is read: then the next message is the disconnect.
             while (await request.receive())["type"] != "http.disconnect":
                 pass
             tasks.cancel_scope.cancel()
 
-        async def run() -> None:
-            nonlocal result, failure
-            try:
-                result = await work()
-            except Exception as exc:  # raised again below, outside the task group
-                failure = exc
-            tasks.cancel_scope.cancel()
-
-        tasks.start_soon(run)
         tasks.start_soon(watch)
+        try:  # in this task: a task group would wrap its exception in a group
+            result = await work()
+        except Exception as exc:
+            failure = exc
+        tasks.cancel_scope.cancel()
     if failure is not None:
         raise failure
     return result
@@ -739,6 +925,7 @@ def app(config: ProxyConfig) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        await proxy.start()
         try:
             yield
         finally:

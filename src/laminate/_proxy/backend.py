@@ -8,6 +8,7 @@ headers, AWS's signature headers) is dropped from what is forwarded.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -18,7 +19,13 @@ from .._apis.registry import APIS
 from .._apis.spec import Http
 from .config import Backend, ConfigError
 
-__all__ = ["backend_headers", "backend_url", "forwarded_headers", "strip_query_key"]
+__all__ = [
+    "backend_headers",
+    "backend_url",
+    "forwarded_headers",
+    "strip_query_key",
+    "warm_signer",
+]
 
 # Hop-by-hop headers (RFC 9110 7.6.1) and what httpx sets itself.
 _HOP: Final = frozenset(
@@ -43,6 +50,7 @@ _KEY_HEADERS: Final = frozenset(
 _KEY_QUERIES: Final = frozenset(
     record.http.key_query for record in APIS.values() if record.http and record.http.key_query
 )
+log: Final = logging.getLogger("laminate.proxy")
 _REGION: Final = re.compile(r"\.([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com$")
 
 
@@ -125,6 +133,15 @@ def _sigv4(service: str, url: str, body: bytes, headers: Mapping[str, str]) -> d
     signed: Any = AWSRequest(method="POST", url=url, data=body, headers=dict(headers))
     SigV4Auth(credentials.get_frozen_credentials(), service, region).add_auth(signed)
     return {k.lower(): v for k, v in signed.headers.items()}
+
+
+def warm_signer() -> None:
+    """Import botocore and find the AWS credentials now, so the first signed request
+    does not wait for them (a missing botocore or credentials is said by that request)."""
+    try:
+        _aws_session().get_credentials()
+    except Exception:  # said again, clearly, when a request is signed
+        log.debug("laminate proxy: the SigV4 signer could not be prepared", exc_info=True)
 
 
 @functools.cache

@@ -1,0 +1,219 @@
+"""The token counts of an answer that passes through, found without reading all of it.
+
+When the client and the backend speak the same API the proxy sends the backend's bytes
+on as they are; it reads them only for the log line's token counts. Running the whole
+normalizer over every frame for that costs more than relaying the bytes (about 5 µs a
+frame), so :class:`UsageScan` looks for the few frames that carry usage instead:
+
+- it searches each chunk for the API's usage key (``"usage"``, ``"usageMetadata"``,
+  ...) with ``bytes.find``, which runs in C, and keeps only the first and the last frame
+  that holds one (Anthropic's ``message_start`` and ``message_delta``; the last chunk of
+  the other APIs, whose counts are final or cumulative there);
+- at the end it reads those two frames with a normalizer of the API, so each API's
+  usage is read by its own reader, as everywhere else.
+
+A key inside a JSON string is written ``\\"usage\\"``, so text that mentions the word is
+never taken for a usage frame. Frames are found by the stream's framing: lines for SSE
+and NDJSON (an SSE event is fed on as its ``data:`` line), the length prefix of each
+AWS eventstream message. A stream in any other framing (a streamed JSON array), or of
+an API without a usage key here, is read whole, as before. The counts are for the log
+only: a frame that cannot be read leaves them ``None``; the bytes the client gets never
+depend on this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final
+
+from .._apis.registry import APIS
+from .._core.errors import LaminateError
+from .._core.response import Usage
+from .._normalizer import StreamNormalizer
+
+__all__ = ["UsageScan"]
+
+# Where each API reports usage: a key of the frame that carries it.
+_KEYS: Final[Mapping[str, tuple[bytes, ...]]] = {
+    "anthropic": (b'"usage"',),
+    "openai": (b'"usage"',),
+    "openai-responses": (b'"usage"',),
+    "cohere": (b'"usage"',),
+    "bedrock": (b'"usage"',),
+    "gemini": (b'"usageMetadata"',),
+    "ollama": (b'"eval_count"', b'"prompt_eval_count"'),
+}
+# The framings split here, by the content type that names them; the API's own framing
+# only (Anthropic on Bedrock's invoke API wraps its frames in eventstream, base64).
+_FRAMINGS: Final = {
+    "text/event-stream": "sse",
+    "application/x-ndjson": "ndjson",
+    "application/vnd.amazon.eventstream": "eventstream",
+}
+# The largest frame kept while it arrives (the normalizer's own cap): past it, no counts.
+_MAX_FRAME: Final = 16 * 1024 * 1024
+_PRELUDE: Final = 12  # an eventstream message's total length, headers length, CRC
+
+
+class UsageScan:
+    """Feed it an answer's chunks as they pass; :meth:`usage` is the usage it reports."""
+
+    __slots__ = (
+        "_api",
+        "_buffer",
+        "_failed",
+        "_first",
+        "_full",
+        "_keys",
+        "_last",
+        "_mode",
+        "_seen",
+    )
+
+    def __init__(self, api: str, content_type: str | None = None) -> None:
+        self._api = api
+        kind = (content_type or "").split(";")[0].strip().lower()
+        keys = _KEYS.get(api)
+        self._keys: tuple[bytes, ...] = keys or ()
+        framing = _FRAMINGS.get(kind)
+        self._mode: str = "full" if not keys or framing != APIS[api].framing else framing
+        # The whole normalizer, for a framing this scan does not split.
+        self._full: StreamNormalizer | None = (
+            StreamNormalizer(api, content_type=content_type) if self._mode == "full" else None
+        )
+        self._buffer = bytearray()  # an unfinished line or message
+        self._seen = 0  # bytes dropped from the buffer so far: frames' offsets
+        self._first: tuple[int, bytes] | None = None
+        self._last: tuple[int, bytes] | None = None
+        self._failed: Usage | None = None  # what a failed read had found
+
+    def feed(self, chunk: bytes) -> None:
+        """Look at the next chunk of the answer."""
+        if self._mode in ("sse", "ndjson"):
+            self._lines(chunk)
+        elif self._mode == "eventstream":
+            self._messages(chunk)
+        elif self._full is not None:
+            try:
+                self._full.feed(chunk)
+            except LaminateError as exc:
+                self._stop(exc)
+
+    def usage(self) -> Usage | None:
+        """The usage the answer reported (``None``: none that could be read)."""
+        if self._mode == "off":
+            return self._failed
+        if self._full is not None:
+            try:
+                self._full.close()
+            except LaminateError as exc:
+                return _usage_of(exc)
+            return self._full.snapshot().usage
+        if self._buffer and self._mode in ("sse", "ndjson"):
+            self._lines(b"\n")  # the last line may end with the stream
+        frames = [f for f in (self._first, self._last) if f is not None]
+        if not frames:
+            return None
+        if len(frames) == 2 and frames[1][0] == frames[0][0]:
+            frames.pop()
+        reader = StreamNormalizer(self._api)
+        end = b"" if self._mode == "eventstream" else b"\n\n"
+        try:
+            for _, frame in frames:
+                reader.feed(frame + end)
+        except LaminateError as exc:  # an error frame may follow the usage
+            return _usage_of(exc)
+        return reader.snapshot().usage
+
+    # -- framings ---------------------------------------------------------------------
+
+    def _line(self, buffer: bytearray, at: int) -> tuple[int, bytes]:
+        """The line that holds ``buffer[at]`` (a whole line), with its offset."""
+        start = _line_start(buffer, at)
+        ends = [e for e in (buffer.find(b"\n", at), buffer.find(b"\r", at)) if e != -1]
+        return self._seen + start, bytes(buffer[start : min(ends)])
+
+    def _stop(self, error: LaminateError | None = None) -> None:
+        self._mode = "off"
+        self._failed = _usage_of(error) if error is not None else None
+        self._full = None
+        self._first = self._last = None
+        self._buffer = bytearray()
+
+    def _lines(self, chunk: bytes) -> None:
+        buffer = self._buffer
+        old = len(buffer)
+        buffer += chunk
+        # Only whole lines are looked at: a key split between two chunks is found once
+        # its line has ended. Lines end in LF, CRLF or CR (SSE allows each).
+        end = max(buffer.rfind(b"\n", old), buffer.rfind(b"\r", old)) + 1
+        if end == 0:
+            if len(buffer) > _MAX_FRAME:
+                self._stop()
+            return
+        if self._first is None:
+            found = [at for key in self._keys if (at := _first_key(buffer, key, end)) != -1]
+            if found:
+                self._first = self._line(buffer, min(found))
+        found = [at for key in self._keys if (at := _last_key(buffer, key, end)) != -1]
+        if found:
+            self._last = self._line(buffer, max(found))
+        del buffer[:end]
+        self._seen += end
+
+    def _messages(self, chunk: bytes) -> None:
+        buffer = self._buffer
+        buffer += chunk
+        size = len(buffer)
+        at = 0
+        # Each message starts with its total length (big-endian, 4 bytes): walking the
+        # lengths finds the messages without reading them.
+        while size - at >= _PRELUDE:
+            total = int.from_bytes(buffer[at : at + 4], "big")
+            if total < _PRELUDE + 4 or total > _MAX_FRAME:
+                self._stop()  # not an eventstream after all: no counts
+                return
+            end = at + total
+            if end > size:
+                break
+            for key in self._keys:
+                found = buffer.find(key, at, end)
+                if found != -1 and not _is_null(buffer, found + len(key)):
+                    message = (self._seen + at, bytes(buffer[at:end]))
+                    if self._first is None:
+                        self._first = message
+                    self._last = message
+                    break
+            at = end
+        del buffer[:at]
+        self._seen += at
+
+
+def _first_key(buffer: bytearray, key: bytes, end: int) -> int:
+    """Where ``key`` first holds a value in ``buffer[:end]`` (-1: nowhere)."""
+    at = buffer.find(key, 0, end)
+    while at != -1 and _is_null(buffer, at + len(key)):
+        at = buffer.find(key, at + 1, end)
+    return at
+
+
+def _last_key(buffer: bytearray, key: bytes, end: int) -> int:
+    """Where ``key`` last holds a value in ``buffer[:end]`` (-1: nowhere)."""
+    at = buffer.rfind(key, 0, end)
+    while at != -1 and _is_null(buffer, at + len(key)):
+        at = buffer.rfind(key, 0, at)
+    return at
+
+
+def _is_null(buffer: bytearray, at: int) -> bool:
+    """Whether the value after a key (at ``at``, before its colon) is ``null``: some
+    servers send ``"usage": null`` in every chunk before the one that counts."""
+    return buffer[at : at + 12].lstrip(b" \t:").startswith(b"null")
+
+
+def _line_start(buffer: bytearray, at: int) -> int:
+    return max(buffer.rfind(b"\n", 0, at), buffer.rfind(b"\r", 0, at)) + 1
+
+
+def _usage_of(error: LaminateError) -> Usage | None:
+    return error.partial.usage if error.partial is not None else None
