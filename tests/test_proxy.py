@@ -543,6 +543,29 @@ def test_a_request_that_cannot_be_translated_is_a_400_in_the_clients_shape(
     assert "the Chat Completions backend" in answer.json()["error"]["message"]
 
 
+@pytest.mark.parametrize("target", ["anthropic", "openai"])
+def test_a_backend_silent_past_the_idle_timeout_ends_the_stream_with_an_error(
+    proxy: str, backend: tuple[str, ScriptedBackend], target: str, json_backend: str
+) -> None:
+    once(json_backend)
+    # `fail-stall` sends its first chunks, then nothing: past the idle timeout (1.5 s
+    # here) the client gets its API's in-stream error and the backend's request closes.
+    scripted = backend[1]
+    before = scripted.record.disconnects.count("fail-stall")
+    path, body = _request("anthropic", f"fail-stall-{target}")
+    started = time.monotonic()
+    with httpx.stream("POST", proxy + path, content=body, timeout=10) as answer:
+        assert answer.status_code == 200
+        text = answer.read().decode()
+    assert 1.4 < time.monotonic() - started < 4
+    assert text.startswith("event: message_start")
+    assert "event: error" in text
+    deadline = time.monotonic() + 3
+    while scripted.record.disconnects.count("fail-stall") == before:
+        assert time.monotonic() < deadline, "the backend's request stayed open"
+        time.sleep(0.01)
+
+
 # -- a client that leaves ---------------------------------------------------------------
 
 

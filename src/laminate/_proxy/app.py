@@ -18,9 +18,17 @@ One request goes through these steps:
    oversized request, 401 without the proxy's key. After it, the failure is written as
    the client API's in-stream error. A client that leaves closes the backend's request.
 
-Nothing is kept between requests but the pooled HTTP client, so the app scales with
-workers. Each request ends with one JSON log line (:class:`Exchange`), which never holds
-a prompt, an answer or a key.
+A chat endpoint is routed to as an ASGI app of its own (:class:`_ChatRoute`) that writes
+its answer itself (:class:`_Reply`): once the request's body is read, the backend's
+request, the answer as it arrives and a watch on the client run in one task group, and
+each piece goes to the client as soon as it is read (translated: in pieces of a read,
+not one write per event). The backend's silence is timed by one cancel scope per answer
+(:class:`_Idle`), not one per read; a same-API answer is read for the log's tokens only
+in the frames that carry them (:class:`UsageScan`), after each chunk went on.
+
+Nothing is kept between requests but the pooled HTTP client (made at startup), so the
+app scales with workers. Each request ends with one JSON log line (:class:`Exchange`),
+which never holds a prompt, an answer or a key.
 """
 
 from __future__ import annotations
@@ -44,15 +52,22 @@ import httpx
 try:
     from starlette.applications import Starlette
     from starlette.requests import ClientDisconnect, Request
-    from starlette.responses import JSONResponse, Response, StreamingResponse
+    from starlette.responses import JSONResponse, Response
     from starlette.routing import BaseRoute, Route
+    from starlette.types import Receive, Scope, Send
 except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
     raise ImportError("the proxy needs its extra: pip install 'laminate-llm[proxy]'") from exc
 
 from .._apis.registry import APIS
 from .._apis.spec import Endpoint, Http
 from .._apis.translate import Translation, translate_request
-from .._core.errors import LaminateError, ProviderError, StreamTimeoutError, TranslationError
+from .._core.errors import (
+    LaminateError,
+    ProviderError,
+    StreamReadError,
+    StreamTimeoutError,
+    TranslationError,
+)
 from .._core.events import Event
 from .._core.response import Usage
 from .._encode.encoder import encode_response
@@ -70,7 +85,7 @@ from .backend import (
 from .config import Backend, ConfigError, ProxyConfig
 from .counting import COUNTERS
 from .usage import UsageScan
-from .writing import StreamWriter, asks_array, stream_writer
+from .writing import asks_array, stream_writer
 
 __all__ = ["Exchange", "app"]
 
@@ -223,33 +238,32 @@ class _Proxy:
 
     # -- the chat endpoints ----------------------------------------------------------
 
-    async def chat(self, request: Request, api: str, endpoint: Endpoint) -> Response:
+    async def chat(self, request: Request, send: Send, api: str, endpoint: Endpoint) -> None:
+        """Answer one chat request. Once its body is read, everything runs beside a watch
+        on the client (:func:`_watching`): a client that leaves cancels the backend's
+        request at once, before the answer began or while it streams."""
         exchange = Exchange(api)
+        reply = _Reply(request, send, exchange, self._write)
         try:
             self._check_key(request, _http(api))
             body = await self._read_body(request)
-            response = await _until_disconnect(
-                request, lambda: self._chat(request, api, endpoint, body, exchange)
-            )
-        except ClientDisconnect:  # the client left while sending its request
-            response = None
-        except _Refusal as refusal:
+            await _watching(request, reply, lambda: self._chat(request, reply, endpoint, body))
+        except _Refusal as refusal:  # before the answer began
             exchange.error = refusal.message[:200]
             response = error_response(api, refusal.status, refusal.message, refusal.headers)
-        if response is None:  # the client left before the answer began
+            await reply.respond(response)
+        except ClientDisconnect:  # the client left while sending its request
             exchange.disconnected = True
-            exchange.status = 499
-            self._write(exchange.line())
-            return Response(status_code=499)
-        exchange.status = response.status_code
-        if not isinstance(response, StreamingResponse):
-            exchange.first_byte = time.perf_counter()
-            self._write(exchange.line())
-        return response
+        except Exception as exc:  # a bug: the server answers 500
+            exchange.error = type(exc).__name__
+            raise
+        finally:
+            if not reply.started:  # the client left before the answer began, or a bug
+                exchange.status = 499 if exchange.disconnected else 500
+            reply.log()
 
-    async def _chat(
-        self, request: Request, api: str, endpoint: Endpoint, body: bytes, exchange: Exchange
-    ) -> Response:
+    async def _chat(self, request: Request, reply: _Reply, endpoint: Endpoint, body: bytes) -> None:
+        exchange, api = reply.exchange, reply.exchange.client
         data = _json_object(body)
         path_model = request.path_params.get("model")
         model = path_model if isinstance(path_model, str) else data.get("model")
@@ -274,11 +288,19 @@ class _Proxy:
             array=exchange.stream and asks_array(api, request.url.query),
         )
         answer = await self._send(call)
-        if answer.status_code >= 300:
-            return await _backend_error(answer, api, same=call.translation is None)
-        if call.translation is None:
-            return await _passed_through(answer, api, call, exchange, self)
-        return await _translated(answer, api, call, exchange, self)
+        idle = self.config.timeouts.idle
+        try:
+            if answer.status_code >= 300:
+                await reply.respond(
+                    await _backend_error(answer, api, same=call.translation is None)
+                )
+            elif call.translation is None:
+                await _pass_through(answer, reply, call=call, idle=idle)
+            else:
+                await _translate(answer, reply, call=call, translation=call.translation, idle=idle)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await answer.aclose()
 
     def _prepare(
         self,
@@ -511,98 +533,131 @@ def estimate_tokens(data: Mapping[str, Any]) -> int:
 # -- answers -----------------------------------------------------------------------------
 
 
-async def _passed_through(
-    answer: httpx.Response, api: str, call: _Call, exchange: Exchange, proxy: _Proxy
-) -> Response:
+class _Reply:
+    """The client's side of one exchange: what is sent to it, and whether anything was
+    (a failure before then is still an HTTP status with the client API's error body;
+    after it, the API's in-stream error)."""
+
+    __slots__ = (
+        "_head",
+        "_log",
+        "_logged",
+        "_request",
+        "_send",
+        "exchange",
+        "finished",
+        "started",
+    )
+
+    def __init__(
+        self, request: Request, send: Send, exchange: Exchange, log: Callable[[str], None]
+    ) -> None:
+        self._request = request
+        self._send = send
+        self.exchange = exchange
+        self._log = log
+        self._logged = False
+        self._head: tuple[int, list[tuple[bytes, bytes]]] = (200, [])
+        self.started = False
+        self.finished = False
+
+    def log(self) -> None:
+        """Write the exchange's log line, once: as the answer's last bytes go out (so a
+        client that has its answer finds its line written), or when it ends otherwise."""
+        if not self._logged:
+            self._logged = True
+            self._log(self.exchange.line())
+
+    async def respond(self, response: Response) -> None:
+        """Send a whole response."""
+        self.started = self.finished = True
+        self.exchange.status = response.status_code
+        self.exchange.first_byte = time.perf_counter()
+        self.log()
+        await response(self._request.scope, self._request.receive, self._send)
+
+    def begin(self, status: int, headers: Mapping[str, str]) -> None:
+        """The status and headers of a streamed response, sent with its first bytes."""
+        raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        self._head = (status, raw)
+
+    async def write(self, data: bytes) -> None:
+        """The next bytes of a streamed response (the first ones start it)."""
+        if not self.started:
+            await self._start()
+        await self._send({"type": "http.response.body", "body": data, "more_body": True})
+
+    async def end(self) -> None:
+        """The end of a streamed response."""
+        if not self.started:
+            await self._start()
+        self.finished = True
+        self.log()
+        await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _start(self) -> None:
+        status, headers = self._head
+        self.started = True
+        self.exchange.status = status
+        self.exchange.first_byte = time.perf_counter()
+        await self._send({"type": "http.response.start", "status": status, "headers": headers})
+
+
+async def _pass_through(answer: httpx.Response, reply: _Reply, *, call: _Call, idle: float) -> None:
+    """The backend's answer as it came, a body read whole or a stream chunk by chunk
+    as it arrives. Each chunk is looked at for the log's token counts only after it
+    went on, and only for the frames that carry usage (:class:`UsageScan`): relaying
+    costs little more than the bytes."""
+    exchange, api = reply.exchange, reply.exchange.client
     headers = _back_headers(answer.headers)
-    idle = proxy.config.timeouts.idle
     if not call.stream:
-        try:
-            content = await _read_all(answer, idle)
-        finally:
-            await answer.aclose()
+        content = await _read_all(answer, idle)
         # The client gets the bytes as sent; an unreadable body only leaves the log
         # without its tokens.
         with contextlib.suppress(LaminateError):
             exchange.usage(normalize(content, api).usage)
-        return Response(content, answer.status_code, headers)
-    chunks = _relay(answer, api, exchange, proxy, idle, array=call.array)
-    media_type = stream_writer(api, array=call.array).media_type
-    return await _streaming(chunks, media_type, answer.status_code, headers, exchange)
-
-
-async def _relay(
-    answer: httpx.Response,
-    api: str,
-    exchange: Exchange,
-    proxy: _Proxy,
-    idle: float,
-    *,
-    array: bool,
-) -> AsyncIterator[bytes]:
-    """The backend's bytes as they arrive. Each chunk is looked at for the log's token
-    counts only after it went on, and only for the frames that carry usage
-    (:class:`UsageScan`): relaying costs no more than the bytes."""
+        await reply.respond(Response(content, answer.status_code, headers))
+        return
+    headers.setdefault("content-type", stream_writer(api, array=call.array).media_type)
+    reply.begin(answer.status_code, headers)
     scan = UsageScan(api, answer.headers.get("content-type"))
-    chunks = _timed(answer, idle)
-    sent = False
-    try:
-        async with contextlib.aclosing(chunks):
-            async for chunk in chunks:
-                sent = True
-                yield chunk
-                scan.feed(chunk)
-        exchange.usage(scan.usage())
-    except LaminateError as exc:
-        exchange.error = type(exc).__name__
-        if not sent:
-            raise
-        yield stream_writer(api, array=array, begun=True).error(exc)
-    except anyio.get_cancelled_exc_class():
-        exchange.disconnected = True
-        raise
-    finally:
-        with anyio.CancelScope(shield=True):
-            await answer.aclose()
-            proxy._write(exchange.line())
+    chunks = _chunks(answer)
+    timer = _Idle(idle)
+    async with contextlib.aclosing(chunks):
+        try:
+            with timer.scope:
+                while (chunk := await timer.read(chunks)) is not None:
+                    await reply.write(chunk)
+                    scan.feed(chunk)
+            timer.check()
+        except LaminateError as exc:
+            if not reply.started:
+                raise _failure(exc) from None
+            exchange.error = type(exc).__name__
+            await reply.write(stream_writer(api, array=call.array, begun=True).error(exc))
+        else:
+            exchange.usage(scan.usage())
+    await reply.end()
 
 
-async def _translated(
-    answer: httpx.Response, api: str, call: _Call, exchange: Exchange, proxy: _Proxy
-) -> Response:
-    translation = call.translation
-    if translation is None:  # pragma: no cover - the caller checked
-        raise TypeError("a translated answer needs its translation")
-    idle = proxy.config.timeouts.idle
+async def _translate(
+    answer: httpx.Response, reply: _Reply, *, call: _Call, translation: Translation, idle: float
+) -> None:
+    """The backend's answer, normalized, restored to the client's names and written in
+    the client's API: a whole body, or a stream whose every read from the backend goes
+    on at once, in pieces (not one write per event)."""
+    exchange, api = reply.exchange, reply.exchange.client
     if not call.stream:
         try:
             response = await collect(answer, call.backend.api, idle_timeout=idle)
         except LaminateError as exc:
             raise _failure(exc) from None
-        finally:
-            await answer.aclose()
         exchange.usage(response.usage)
         body = encode_response(translation.restore_response(response), api)
-        return JSONResponse(body)
+        await reply.respond(JSONResponse(body))
+        return
     writer = stream_writer(api, array=call.array)
-    chunks = _rewrite(
-        answer, writer, call=call, translation=translation, exchange=exchange, proxy=proxy
-    )
-    return await _streaming(chunks, writer.media_type, 200, {}, exchange)
-
-
-async def _rewrite(
-    answer: httpx.Response,
-    encoder: StreamWriter,
-    *,
-    call: _Call,
-    translation: Translation,
-    exchange: Exchange,
-    proxy: _Proxy,
-) -> AsyncIterator[bytes]:
-    """The backend's answer, normalized, restored to the client's names and written in
-    the client's API: what each chunk from the backend completes goes on at once, as
-    one piece (one write to the client per chunk read, not one per event)."""
+    reply.begin(200, {"content-type": writer.media_type})
     normalizer = StreamNormalizer(
         call.backend.api, url=str(answer.url), content_type=answer.headers.get("content-type")
     )
@@ -611,63 +666,61 @@ async def _rewrite(
     def written(events: list[Event]) -> bytes:
         if restore is not None:
             events = [restore(event) for event in events]
-        return b"".join([encoder.encode(event) for event in events])
+        return b"".join(map(writer.encode, events))
 
-    chunks = _until_finished(answer, normalizer, proxy.config.timeouts.idle)
-    sent = False
-    try:
-        async with contextlib.aclosing(chunks):
+    chunks = _chunks(answer)
+    timer = _Idle(idle)
+    async with contextlib.aclosing(chunks):
+        try:
+            piece = _FIRST_PIECE
             try:
-                data = b""
-                piece = _FIRST_PIECE
-                async for chunk in chunks:
-                    # A read holds whatever the backend had sent (up to 64 KiB, hundreds
-                    # of frames); it is written on in pieces, the first one small, so
-                    # that the first bytes do not wait for the whole read to be written.
-                    at = 0
-                    while at < len(chunk):
-                        data = written(normalizer.feed(chunk[at : at + piece]))
-                        at += piece
-                        if normalizer.response is not None:
-                            break  # complete: nothing after the terminal event is read
-                        if data:
-                            sent = True
-                            piece = _PIECE
-                            yield data
-                        data = b""
-                    if normalizer.response is not None:
-                        break
-                events, error = normalizer.close_events()
-                data += written(events)
-                if error is not None:
-                    if data:
-                        sent = True
-                        yield data
-                    raise error
-            except LaminateError as exc:
-                exchange.error = type(exc).__name__
-                if not sent:
+                with timer.scope:
+                    while normalizer.response is None:
+                        chunk = await timer.read(chunks)
+                        if chunk is None:
+                            break
+                        # A read holds whatever the backend had sent (up to 64 KiB,
+                        # hundreds of frames); it is written on in pieces, the first one
+                        # small, so that the first bytes do not wait for all of them.
+                        at = 0
+                        while at < len(chunk) and normalizer.response is None:
+                            data = written(normalizer.feed(chunk[at : at + piece]))
+                            at += piece
+                            if data:
+                                await reply.write(data)
+                                piece = _PIECE
+                    # Complete: nothing after the terminal event is read.
+                timer.check()
+            except StreamReadError:
+                # A silence or a broken connection once the backend has said why it
+                # stopped is the end: only its terminal marker was still to come (§5).
+                if not normalizer.finished:
                     raise
-                yield encoder.error(exc)
-                return
-            exchange.usage(normalizer.response.usage if normalizer.response else None)
-            data += encoder.close()
-            if data:
-                yield data
-            await _drain(chunks)
-    except anyio.get_cancelled_exc_class():
-        exchange.disconnected = True
-        raise
-    finally:
-        with anyio.CancelScope(shield=True):
-            await answer.aclose()
-            proxy._write(exchange.line())
+            events, error = normalizer.close_events()
+            if events:
+                await reply.write(written(events))
+            if error is not None:
+                raise error
+        except LaminateError as exc:
+            if not reply.started:
+                raise _failure(exc) from None
+            exchange.error = type(exc).__name__
+            await reply.write(writer.error(exc))
+            await reply.end()
+            return
+        exchange.usage(normalizer.response.usage if normalizer.response else None)
+        tail = writer.close()
+        if tail:
+            await reply.write(tail)
+        await reply.end()
+        await _drain(chunks)
 
 
 async def _drain(chunks: AsyncIterator[bytes]) -> None:
     """Read what the backend sends after its answer's terminal event (the end of its
     chunked body, as a rule) so that its connection goes back to the pool: closing an
-    unfinished response closes the connection, and the next request would open one."""
+    unfinished response closes the connection, and the next request would open one.
+    The client has its whole answer by then."""
     size = 0
     with anyio.move_on_after(_DRAIN_SECONDS):
         async for chunk in chunks:
@@ -677,88 +730,79 @@ async def _drain(chunks: AsyncIterator[bytes]) -> None:
     # Anything else (a backend that keeps sending) only costs that connection.
 
 
-async def _until_finished(
-    answer: httpx.Response, normalizer: StreamNormalizer, idle: float
-) -> AsyncGenerator[bytes, None]:
-    """The answer's bytes (:func:`_timed`); a silence or a broken connection once the
-    backend has said why it stopped is the end (only its terminal marker was still to
-    come, contract §5)."""
-    chunks = _timed(answer, idle)
-    try:
-        async with contextlib.aclosing(chunks):
-            async for chunk in chunks:
-                yield chunk
-    except LaminateError:
-        if not normalizer.finished:
-            raise
-
-
-async def _streaming(
-    chunks: AsyncIterator[bytes],
-    media_type: str,
-    status: int,
-    headers: Mapping[str, str],
-    exchange: Exchange,
-) -> Response:
-    """A streaming response that starts with the first chunk: a failure before it is
-    still an HTTP status with the client API's error body."""
-    try:
-        first = await chunks.__anext__()
-    except StopAsyncIteration:
-        first = b""
-    except LaminateError as exc:
-        raise _failure(exc) from None
-    exchange.first_byte = time.perf_counter()
-    out = dict(headers)
-    # As given: Starlette would add a charset to a text type named by `media_type`.
-    out.setdefault("content-type", media_type)
-    return StreamingResponse(_prepend(first, chunks), status, out)
-
-
-async def _prepend(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    if first:
-        yield first
-    async for chunk in rest:
-        yield chunk
-
-
-async def _timed(answer: httpx.Response, idle: float) -> AsyncGenerator[bytes, None]:
-    """The answer's bytes; a silence longer than ``idle`` is a :class:`StreamTimeoutError`."""
+async def _chunks(answer: httpx.Response) -> AsyncGenerator[bytes, None]:
+    """The answer's bytes as they are read (a failure to read them is a
+    :class:`StreamReadError`)."""
     # The backend is asked for an unencoded body: its bytes are taken as they are read
     # (httpx's decoders and re-chunking are for an encoded one).
     encoded = answer.headers.get("content-encoding", "identity").lower() != "identity"
     chunks = answer.aiter_bytes() if encoded else answer.aiter_raw()
-    while True:
+    try:
+        async for chunk in chunks:
+            yield chunk
+    except httpx.HTTPError as exc:
+        raise StreamReadError(
+            f"reading the backend's answer failed: {type(exc).__name__}"
+        ) from None
+
+
+class _Idle:
+    """The backend's silence limit over a loop of reads::
+
+        with timer.scope:
+            while (chunk := await timer.read(chunks)) is not None: ...
+        timer.check()
+
+    One cancel scope whose deadline each read sets, and lifts once the read is done
+    (the time spent writing to the client is not the backend's silence): a scope per
+    read would cost about as much as relaying a small chunk."""
+
+    __slots__ = ("scope", "seconds")
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.scope = anyio.CancelScope()
+
+    async def read(self, chunks: AsyncIterator[bytes]) -> bytes | None:
+        """The next chunk (``None``: the end)."""
+        self.scope.deadline = anyio.current_time() + self.seconds
         try:
-            with anyio.fail_after(idle):
-                chunk = await chunks.__anext__()
-        except StopAsyncIteration:
-            return
-        except TimeoutError:
-            raise StreamTimeoutError(f"the backend sent nothing for {idle} s") from None
-        except httpx.HTTPError as exc:
-            raise LaminateError(
-                f"reading the backend's answer failed: {type(exc).__name__}"
-            ) from None
-        yield chunk
+            return await anext(chunks, None)
+        finally:
+            self.scope.deadline = math.inf
+
+    def check(self) -> None:
+        """After the scope: a :class:`StreamTimeoutError` if the silence cut the reads."""
+        if self.scope.cancelled_caught:
+            raise StreamTimeoutError(f"the backend sent nothing for {self.seconds} s")
 
 
 async def _read_all(answer: httpx.Response, idle: float) -> bytes:
+    body = bytearray()
+    chunks = _chunks(answer)
+    timer = _Idle(idle)
     try:
-        return b"".join([chunk async for chunk in _timed(answer, idle)])
+        async with contextlib.aclosing(chunks):
+            with timer.scope:
+                while (chunk := await timer.read(chunks)) is not None:
+                    body += chunk
+            timer.check()
     except StreamTimeoutError:
         raise _Refusal(504, "the backend stopped sending its answer") from None
     except LaminateError as exc:
         raise _Refusal(502, str(exc)) from None
+    return bytes(body)
 
 
 async def _read_capped(answer: httpx.Response, idle: float) -> bytes:
     body = bytearray()
+    chunks = _chunks(answer)
+    timer = _Idle(idle)
     try:
-        async for chunk in _timed(answer, idle):
-            body += chunk
-            if len(body) >= _ERROR_BODY_CAP:
-                break
+        async with contextlib.aclosing(chunks):
+            with timer.scope:
+                while len(body) < _ERROR_BODY_CAP and (chunk := await timer.read(chunks)):
+                    body += chunk
     except LaminateError:
         pass  # what arrived is what the error says
     return bytes(body[:_ERROR_BODY_CAP])
@@ -853,30 +897,28 @@ def _to_logger(line: str) -> None:
     log.info(line)
 
 
-async def _until_disconnect(
-    request: Request, work: Callable[[], Awaitable[Response]]
-) -> Response | None:
-    """``work()``'s response, or ``None`` when the client leaves first (the work, the
-    backend's request with it, is then cancelled at once). Called once the request's
-    body is read: the next message the client sends can then only be its disconnect."""
-    result: Response | None = None
+async def _watching(request: Request, reply: _Reply, work: Callable[[], Awaitable[None]]) -> None:
+    """Run ``work()``, cancelled at once if the client leaves first. Called once the
+    request's body is read: the next message the client sends can then only be its
+    disconnect (which the server also reports once the answer is complete)."""
     failure: Exception | None = None
     async with anyio.create_task_group() as tasks:
 
         async def watch() -> None:
             while (await request.receive())["type"] != "http.disconnect":
                 pass
-            tasks.cancel_scope.cancel()
+            if not reply.finished:
+                reply.exchange.disconnected = True
+                tasks.cancel_scope.cancel()
 
         tasks.start_soon(watch)
         try:  # in this task: a task group would wrap its exception in a group
-            result = await work()
+            await work()
         except Exception as exc:
             failure = exc
         tasks.cancel_scope.cancel()
     if failure is not None:
         raise failure
-    return result
 
 
 # -- routes --------------------------------------------------------------------------------
@@ -891,7 +933,7 @@ def _routes(proxy: _Proxy) -> list[BaseRoute]:
         if record.http.count_tokens is not None:
             exact.append(Route(record.http.count_tokens, _counter(proxy, name), methods=["POST"]))
         for endpoint in record.http.endpoints:
-            handler = _chatter(proxy, name, endpoint)
+            handler = _ChatRoute(proxy, name, endpoint)
             if "{model}" in endpoint.path:
                 path = endpoint.path.replace("{model}", "{model:path}")
                 patterned.append(Route(path, handler, methods=["POST"]))
@@ -901,13 +943,20 @@ def _routes(proxy: _Proxy) -> list[BaseRoute]:
     return [*exact, *patterned]
 
 
-def _chatter(
-    proxy: _Proxy, api: str, endpoint: Endpoint
-) -> Callable[[Request], Awaitable[Response]]:
-    async def chat(request: Request) -> Response:
-        return await proxy.chat(request, api, endpoint)
+class _ChatRoute:
+    """The ASGI app of one chat endpoint: it writes its answer itself (streamed as it
+    arrives), so it is routed to as an app rather than as a request-to-response
+    function."""
 
-    return chat
+    __slots__ = ("_api", "_endpoint", "_proxy")
+
+    def __init__(self, proxy: _Proxy, api: str, endpoint: Endpoint) -> None:
+        self._proxy = proxy
+        self._api = api
+        self._endpoint = endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._proxy.chat(Request(scope, receive), send, self._api, self._endpoint)
 
 
 def _counter(proxy: _Proxy, api: str) -> Callable[[Request], Awaitable[Response]]:
