@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Api",
     "Carries",
+    "Counting",
     "Endpoint",
     "Framing",
     "HandlerOptions",
@@ -42,6 +43,7 @@ __all__ = [
     "ToolDefinition",
     "ToolOutcome",
     "WrittenBody",
+    "answer_field",
     "common_error_body",
     "common_error_kind",
 ]
@@ -169,6 +171,26 @@ def common_error_kind(status: int) -> str:
     return _COMMON_KINDS.get(status, "server_error" if status >= 500 else "invalid_request_error")
 
 
+@dataclass(frozen=True, slots=True)
+class Counting:
+    """An API's endpoint that counts a chat request's input tokens (the translating proxy
+    answers Anthropic's ``/v1/messages/count_tokens`` with it when this API is the
+    backend): its path, its request built from a chat request of this API, and where its
+    answer holds the count."""
+
+    path: Callable[[str], str]
+    """Its path for a model (with the prefix the SDKs' base URL holds)."""
+    body: Callable[[Mapping[str, Any], str], dict[str, Any]]
+    """Its request, from a chat request written for this API and the model."""
+    count: Callable[[Any], object]
+    """The count in its answer (anything but an ``int`` is an answer it cannot read)."""
+
+
+def answer_field(name: str) -> Callable[[Any], object]:
+    """``Counting.count`` for a count at the top of the answer, under ``name``."""
+    return lambda answer: answer.get(name) if isinstance(answer, dict) else None
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Http:
     """How an API's clients reach it over HTTP: where they send requests, how they
@@ -193,7 +215,15 @@ class Http:
     error_kind: Callable[[int], str] = common_error_kind
     """The error type its clients expect for an HTTP status."""
     count_tokens: str | None = None
-    """The path of its token-counting endpoint, when it has one."""
+    """The path of its token-counting endpoint that takes a chat request as it is (the
+    one the proxy serves to clients of this API), when it has one."""
+    usage_keys: tuple[bytes, ...] = ()
+    """The JSON keys (quoted, as bytes) of the frames of its streams that carry usage: a
+    passing stream's token counts are read from those frames alone (``()``: read it
+    whole)."""
+    counting: Counting | None = None
+    """Its token-counting endpoint for a chat request, when it has one and it wants
+    the request wrapped (see :class:`Counting`)."""
     signing: str | None = None
     """The AWS service name its requests are signed for with SigV4 when no key is given
     (``None``: the API takes a key only)."""
@@ -275,6 +305,8 @@ class Api:
 
     name: str
     """The ``provider`` name users pass (``"openai"``, ``"anthropic"``, ...)."""
+    title: str
+    """Its name in a message for people (``"Chat Completions"``, ``"Ollama"``)."""
     framing: Framing
     """How its streams are framed on the wire."""
     handler: Callable[[Assembler, HandlerOptions], Handler]

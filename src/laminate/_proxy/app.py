@@ -83,7 +83,6 @@ from .backend import (
     warm_signer,
 )
 from .config import Backend, ConfigError, ProxyConfig
-from .counting import COUNTERS
 from .usage import UsageScan
 from .writing import asks_array, stream_writer
 
@@ -453,7 +452,7 @@ class _Proxy:
             content, headers = await self._ask_count(backend, own, body, forwarded)
             count = _count_in(content, lambda answer: answer.get("input_tokens"))
             return count, Response(content, 200, _back_headers(headers))
-        counter = COUNTERS.get(backend.api)
+        counter = _http(backend.api).counting
         if counter is None:
             return None
         try:
@@ -859,21 +858,9 @@ def _signed(backend: Backend, url: str, body: bytes, headers: Mapping[str, str])
         raise _Refusal(502, str(exc)) from None
 
 
-# How the messages name each API (the registry knows them by their provider names).
-_DISPLAY_NAMES: Final = {
-    "openai": "Chat Completions",
-    "openai-responses": "OpenAI Responses",
-    "anthropic": "Anthropic Messages",
-    "gemini": "Gemini",
-    "bedrock": "Bedrock Converse",
-    "ollama": "Ollama",
-    "cohere": "Cohere",
-}
-
-
 def display_name(api: str) -> str:
     """An API's name in a message: ``"the Ollama backend"``, not ``"a ollama backend"``."""
-    return _DISPLAY_NAMES.get(api, api)
+    return APIS[api].title if api in APIS else api
 
 
 def _http(api: str) -> Http:

@@ -23,7 +23,6 @@ depend on this.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Final
 
 from .._apis.registry import APIS
@@ -33,16 +32,6 @@ from .._normalizer import StreamNormalizer
 
 __all__ = ["UsageScan"]
 
-# Where each API reports usage: a key of the frame that carries it.
-_KEYS: Final[Mapping[str, tuple[bytes, ...]]] = {
-    "anthropic": (b'"usage"',),
-    "openai": (b'"usage"',),
-    "openai-responses": (b'"usage"',),
-    "cohere": (b'"usage"',),
-    "bedrock": (b'"usage"',),
-    "gemini": (b'"usageMetadata"',),
-    "ollama": (b'"eval_count"', b'"prompt_eval_count"'),
-}
 # The framings split here, by the content type that names them; the API's own framing
 # only (Anthropic on Bedrock's invoke API wraps its frames in eventstream, base64).
 _FRAMINGS: Final = {
@@ -73,7 +62,8 @@ class UsageScan:
     def __init__(self, api: str, content_type: str | None = None) -> None:
         self._api = api
         kind = (content_type or "").split(";")[0].strip().lower()
-        keys = _KEYS.get(api)
+        http = APIS[api].http
+        keys = http.usage_keys if http is not None else ()
         self._keys: tuple[bytes, ...] = keys or ()
         framing = _FRAMINGS.get(kind)
         self._mode: str = "full" if not keys or framing != APIS[api].framing else framing

@@ -52,6 +52,7 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 
 API = Api(
     name="anthropic",
+    title="Anthropic Messages",
     framing="sse",
     handler=AnthropicHandler,
     read_body=parse_body,
@@ -74,6 +75,7 @@ API = Api(
         holds_response=("anthropic",),
     ),
     http=Http(
+        usage_keys=(b'"usage"',),
         endpoints=_ENDPOINTS,
         key_headers=("x-api-key", "authorization"),
         headers=(("anthropic-version", "2023-06-01"),),

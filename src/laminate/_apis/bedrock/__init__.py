@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from ..._framing.eventstream import is_exception_name
-from ..spec import Api, Endpoint, Http, Mock
+from ..spec import Api, Counting, Endpoint, Http, Mock, answer_field
 from . import request
 from .body import error_body, error_kind, write_body
 from .encode import CARRIES, BedrockWriter, sources
@@ -59,6 +59,7 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 
 API = Api(
     name="bedrock",
+    title="Bedrock Converse",
     framing="eventstream",
     handler=BedrockHandler,
     read_body=parse_body,
@@ -80,11 +81,17 @@ API = Api(
     error_type_header="x-amzn-errortype",
     sdk=SDK,
     http=Http(
+        usage_keys=(b'"usage"',),
         endpoints=_ENDPOINTS,
         # Bedrock API keys are bearer tokens; without one, requests are signed (SigV4).
         error_body=error_body,
         error_kind=error_kind,
         signing="bedrock",
+        counting=Counting(
+            lambda model: f"/model/{quote(model, safe='')}/count-tokens",
+            request.count_tokens_body,
+            answer_field("inputTokens"),
+        ),
     ),
     mock=Mock(
         endpoints=_ENDPOINTS,

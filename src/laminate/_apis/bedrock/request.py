@@ -71,6 +71,7 @@ from ..spec import ToolDefinition, ToolOutcome, WrittenBody
 __all__ = [
     "EMPTY_OUTPUT",
     "assistant",
+    "count_tokens_body",
     "first_request",
     "read_request",
     "results",
@@ -698,3 +699,12 @@ def first_request(model: str, prompt: str, tools: list[Json]) -> Json:
         "toolConfig": {"tools": tools},
         "inferenceConfig": {"maxTokens": 2048},
     }
+
+
+# What a Converse request is counted by (CountTokens' ``input.converse``).
+_COUNTED_FIELDS: Final = ("messages", "system", "toolConfig", "additionalModelRequestFields")
+
+
+def count_tokens_body(body: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """CountTokens' request for a Converse request (the model is in the path)."""
+    return {"input": {"converse": {k: body[k] for k in _COUNTED_FIELDS if k in body}}}

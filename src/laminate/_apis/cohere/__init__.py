@@ -56,6 +56,7 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 
 API = Api(
     name="cohere",
+    title="Cohere",
     framing="sse",
     handler=CohereHandler,
     read_body=parse_body,
@@ -73,7 +74,7 @@ API = Api(
     matches_frame=_matches_frame,
     matches_body=_matches_body,
     sdk=Sdk(modules=("cohere",)),
-    http=Http(endpoints=_ENDPOINTS),
+    http=Http(usage_keys=(b'"usage"',), endpoints=_ENDPOINTS),
     mock=Mock(
         endpoints=_ENDPOINTS,
         demo_model="command-a-03-2025",

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
-from ..spec import Api, Endpoint, Http, Mock
+from ..spec import Api, Counting, Endpoint, Http, Mock, answer_field
 from . import request
 from .body import error_body, error_kind, write_body
 from .encode import CARRIES, GeminiWriter, sources
@@ -44,6 +45,7 @@ def _matches_frame(event: str | None, obj: Any) -> bool:
 
 API = Api(
     name="gemini",
+    title="Gemini",
     arguments_marker="functionCall",  # args are objects: their numbers must stay exact
     framing="sse",
     handler=GeminiHandler,
@@ -65,11 +67,17 @@ API = Api(
     turn_key="contents",
     sdk=SDK,
     http=Http(
+        usage_keys=(b'"usageMetadata"',),
         endpoints=_ENDPOINTS,
         key_headers=("x-goog-api-key",),
         key_query="key",
         error_body=error_body,
         error_kind=error_kind,
+        counting=Counting(
+            lambda model: f"/v1beta/models/{quote(model, safe='')}:countTokens",
+            request.count_tokens_body,
+            answer_field("totalTokens"),
+        ),
     ),
     mock=Mock(
         endpoints=_ENDPOINTS,

@@ -65,6 +65,7 @@ __all__ = [
     "MADE_UP_ID",
     "SKIP_SIGNATURE",
     "assistant",
+    "count_tokens_body",
     "first_request",
     "function_response",
     "model_parts",
@@ -727,3 +728,11 @@ def first_request(model: str, prompt: str, tools: list[dict[str, Any]]) -> dict[
     """A first request: the model is named in the path, and the endpoint (not a field)
     says whether the answer streams."""
     return {"contents": [{"role": "user", "parts": [{"text": prompt}]}], "tools": tools}
+
+
+def count_tokens_body(body: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """``models/{model}:countTokens``'s request for a chat request: the whole request
+    under ``generateContentRequest``, so that the system instruction and the tools count
+    too."""
+    name = model if model.startswith("models/") else f"models/{model}"
+    return {"generateContentRequest": {**body, "model": name}}

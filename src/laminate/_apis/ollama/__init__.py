@@ -32,6 +32,7 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 
 API = Api(
     name="ollama",
+    title="Ollama",
     arguments_marker="tool_calls",
     framing="ndjson",
     handler=OllamaHandler,
@@ -49,7 +50,11 @@ API = Api(
     matches_frame=_matches_frame,
     matches_body=_matches_body,
     sdk=SDK,
-    http=Http(endpoints=_ENDPOINTS, error_body=error_body),
+    http=Http(
+        usage_keys=(b'"eval_count"', b'"prompt_eval_count"'),
+        endpoints=_ENDPOINTS,
+        error_body=error_body,
+    ),
     mock=Mock(
         endpoints=_ENDPOINTS,
         error_body=error_body,

@@ -31,6 +31,7 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 
 API = Api(
     name="openai",
+    title="Chat Completions",
     framing="sse",
     handler=OpenAIChatHandler,
     read_body=parse_body,
@@ -51,7 +52,7 @@ API = Api(
         accepted="openai Stream / AsyncStream, with_streaming_response, litellm chunk iterators",
         holds_response=("openai",),
     ),
-    http=Http(endpoints=_ENDPOINTS, base_path="/v1"),
+    http=Http(usage_keys=(b'"usage"',), endpoints=_ENDPOINTS, base_path="/v1"),
     mock=Mock(
         endpoints=_ENDPOINTS,
         demo_model="deepseek-reasoner",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..spec import Api, Endpoint, Http, Mock, Sdk
+from ..spec import Api, Counting, Endpoint, Http, Mock, Sdk, answer_field
 from . import request
 from .body import write_body
 from .encode import CARRIES, OpenAIResponsesWriter, sources
@@ -33,6 +33,7 @@ def _matches_body(body: Mapping[str, Any]) -> bool:
 
 API = Api(
     name="openai-responses",
+    title="OpenAI Responses",
     framing="sse",
     handler=OpenAIResponsesHandler,
     read_body=parse_body,
@@ -54,7 +55,16 @@ API = Api(
         modules=("openai.types.responses", "openai.lib.streaming.responses"),
         holds_response=("openai",),
     ),
-    http=Http(endpoints=_ENDPOINTS, base_path="/v1"),
+    http=Http(
+        usage_keys=(b'"usage"',),
+        endpoints=_ENDPOINTS,
+        base_path="/v1",
+        counting=Counting(
+            lambda _: "/v1/responses/input_tokens",
+            request.count_tokens_body,
+            answer_field("input_tokens"),
+        ),
+    ),
     mock=Mock(
         endpoints=_ENDPOINTS,
         demo_model="gpt-5-mini",

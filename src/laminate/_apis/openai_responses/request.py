@@ -67,6 +67,7 @@ from ..spec import ToolDefinition, ToolOutcome, WrittenBody
 __all__ = [
     "PATH",
     "assistant",
+    "count_tokens_body",
     "first_request",
     "read_request",
     "results",
@@ -619,3 +620,27 @@ def _flat_format(input_format: Mapping[str, Any]) -> Json:
 def first_request(model: str, prompt: str, tools: list[Json]) -> Json:
     """A streamed first request: the prompt as the one ``input`` item."""
     return chat_request(model, prompt, tools, key="input")
+
+
+# What /v1/responses/input_tokens takes of a request (it refuses the rest: ``stream``,
+# ``max_output_tokens``, ...).
+_COUNTED_FIELDS: Final = frozenset(
+    {
+        "model",
+        "input",
+        "instructions",
+        "tools",
+        "tool_choice",
+        "parallel_tool_calls",
+        "reasoning",
+        "text",
+        "truncation",
+        "conversation",
+        "previous_response_id",
+    }
+)
+
+
+def count_tokens_body(body: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """``/v1/responses/input_tokens``'s request for a chat request: the fields it takes."""
+    return {**{k: v for k, v in body.items() if k in _COUNTED_FIELDS}, "model": model}
