@@ -217,6 +217,9 @@ class Http:
     count_tokens: str | None = None
     """The path of its token-counting endpoint that takes a chat request as it is (the
     one the proxy serves to clients of this API), when it has one."""
+    sse_query: str | None = None
+    """A query parameter that asks for SSE: without it a streamed answer is one streamed
+    JSON array (``None``: streams are always in the API's own framing)."""
     usage_keys: tuple[bytes, ...] = ()
     """The JSON keys (quoted, as bytes) of the frames of its streams that carry usage: a
     passing stream's token counts are read from those frames alone (``()``: read it
@@ -238,9 +241,6 @@ class Mock:
     error_body: Callable[[int, str, str], dict[str, Any]] = common_error_body
     """An error body, from ``(status, error type, message)``, in the shape its clients
     read."""
-    sse_query: str | None = None
-    """A query parameter that asks for SSE: without it a streamed answer is one streamed
-    JSON array (``None``: streams are always in the API's own framing)."""
     demo_model: str
     """The model the demo asks for."""
     demo_path: str

@@ -366,10 +366,10 @@ def _stream_reply(recording: Recording) -> _Reply:
 def _asks_sse(provider: str, scope: Scope) -> bool:
     """Whether a request to ``provider`` gets SSE: always, unless the API streams a JSON
     array when the request lacks its ``sse_query`` (Gemini's ``alt=sse``)."""
-    mock = _mock_of(provider)
-    if mock is None or mock.sse_query is None:
+    http = APIS[provider].http if provider in APIS else None
+    if http is None or http.sse_query is None:
         return True
-    return mock.sse_query.encode() in scope.get("query_string", b"")
+    return http.sse_query.encode() in scope.get("query_string", b"")
 
 
 def _array_reply(sse: bytes) -> _Reply:

@@ -5,7 +5,7 @@ elements.
 Gemini streams ``:streamGenerateContent`` as SSE only when asked with ``alt=sse`` (as
 google-genai does); without it the answer is one JSON array whose elements arrive one by
 one (``[{...}``, ``,\\r\\n{...}``, ``]``), as the mock server answers too. The registry
-names that query (``Mock.sse_query``); an API without one always streams in its own
+names that query (``Http.sse_query``); an API without one always streams in its own
 framing.
 """
 
@@ -35,8 +35,8 @@ class StreamWriter(Protocol):
 
 def asks_array(api: str, query: str) -> bool:
     """Whether a stream request of ``api`` with this query string gets a JSON array."""
-    mock = APIS[api].mock
-    sse_query = mock.sse_query if mock is not None else None
+    http = APIS[api].http
+    sse_query = http.sse_query if http is not None else None
     return sse_query is not None and sse_query not in query.split("&")
 
 

@@ -68,6 +68,7 @@ API = Api(
     sdk=SDK,
     http=Http(
         usage_keys=(b'"usageMetadata"',),
+        sse_query="alt=sse",
         endpoints=_ENDPOINTS,
         key_headers=("x-goog-api-key",),
         key_query="key",
@@ -82,7 +83,6 @@ API = Api(
     mock=Mock(
         endpoints=_ENDPOINTS,
         error_body=error_body,
-        sse_query="alt=sse",
         demo_model="gemini-3-pro-preview",
         demo_path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
         demo_request=request.first_request,
