@@ -543,6 +543,14 @@ def test_a_request_that_cannot_be_translated_is_a_400_in_the_clients_shape(
     assert "the Chat Completions backend" in answer.json()["error"]["message"]
 
 
+def _wait_for_disconnect(scripted: ScriptedBackend, before: int) -> None:
+    """Until the scripted backend has seen one more `fail-stall` request close (3 s)."""
+    deadline = time.monotonic() + 3
+    while scripted.record.disconnects.count("fail-stall") == before:
+        assert time.monotonic() < deadline, "the backend's request stayed open"
+        time.sleep(0.01)
+
+
 @pytest.mark.parametrize("target", ["anthropic", "openai"])
 def test_a_backend_silent_past_the_idle_timeout_ends_the_stream_with_an_error(
     proxy: str, backend: tuple[str, ScriptedBackend], target: str, json_backend: str
@@ -560,10 +568,7 @@ def test_a_backend_silent_past_the_idle_timeout_ends_the_stream_with_an_error(
     assert 1.4 < time.monotonic() - started < 4
     assert text.startswith("event: message_start")
     assert "event: error" in text
-    deadline = time.monotonic() + 3
-    while scripted.record.disconnects.count("fail-stall") == before:
-        assert time.monotonic() < deadline, "the backend's request stayed open"
-        time.sleep(0.01)
+    _wait_for_disconnect(scripted, before)
 
 
 # -- a client that leaves ---------------------------------------------------------------
@@ -583,10 +588,7 @@ def test_a_client_that_leaves_closes_the_backend_request(
     ):
         assert answer.status_code == 200
         next(answer.iter_raw())
-    deadline = time.monotonic() + 3
-    while scripted.record.disconnects.count("fail-stall") == before:
-        assert time.monotonic() < deadline, "the backend's request stayed open"
-        time.sleep(0.01)
+    _wait_for_disconnect(scripted, before)
 
 
 # -- the other endpoints, the log -----------------------------------------------------------
