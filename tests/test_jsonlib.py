@@ -3,6 +3,8 @@ standard library is left to the standard library."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import math
 from collections.abc import Iterator
@@ -238,6 +240,9 @@ def test_whole_arguments_equal_the_same_text_sent_as_a_string() -> None:
     assert repr(whole) == repr(as_text)
     [delta] = [e for e in whole if isinstance(e, laminate.ToolInputDelta)]
     assert hash(delta) == hash(next(e for e in as_text if isinstance(e, laminate.ToolInputDelta)))
+    assert isinstance(delta, laminate.ToolInputDelta)
+    assert copy.copy(delta) == delta
+    assert dataclasses.replace(delta, index=2).fragment == delta.fragment
     match delta:
         case laminate.ToolInputDelta(index=0, fragment=fragment):
             assert fragment.startswith('{"path":"a.py"')

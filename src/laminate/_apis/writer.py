@@ -41,6 +41,7 @@ from .._core.events import (
     ResponseStart,
     TextDelta,
     ToolInputDelta,
+    WholeInputDelta,
 )
 from .._core.flex import FlexValue
 from .._core.response import (
@@ -213,6 +214,8 @@ class StreamWriter:
     def event(self, event: Event) -> bytes:
         """The bytes for one event."""
         cls = event.__class__
+        if cls is WholeInputDelta:
+            cls = ToolInputDelta
         if cls is TextDelta or cls is ToolInputDelta or cls is ReasoningDelta:
             index: int = event.index  # type: ignore[union-attr]
             if index not in self._live:

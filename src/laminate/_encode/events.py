@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .._apis.writer import dumps, json_bytes
 from .._core.errors import LaminateError, ProviderError
-from .._core.events import Event, ReasoningDelta, TextDelta, ToolInputDelta
+from .._core.events import Event, ReasoningDelta, TextDelta, ToolInputDelta, WholeInputDelta
 from .._core.serialize import event_to_dict
 
 __all__ = ["EventsWriter"]
@@ -30,7 +30,7 @@ class EventsWriter:
         if cls is TextDelta:
             head = b'{"event":"text_delta","index":%d,"text":' % event.index  # type: ignore[union-attr]
             return head + json_bytes(event.text) + b"}\n"  # type: ignore[union-attr]
-        if cls is ToolInputDelta:
+        if cls is ToolInputDelta or cls is WholeInputDelta:
             head = b'{"event":"tool_input_delta","index":%d,"fragment":' % event.index  # type: ignore[union-attr]
             return head + json_bytes(event.fragment) + b"}\n"  # type: ignore[union-attr]
         if cls is ReasoningDelta:
