@@ -145,8 +145,8 @@ def _orjson_dumps_parsed(value: Any) -> str:
     return data.decode()
 
 
-_SIX_ZEROS: Final = b"\x00" * 6
-_NON_FINITE_ENDS: Final = frozenset((b"\xf8\x7f", b"\xf0\x7f", b"\xf0\xff"))
+_SIX_ZEROS: Final = _NON_FINITE[0][:6]
+_NON_FINITE_ENDS: Final = frozenset(pattern[6:] for pattern in _NON_FINITE)
 
 
 def written_size_bound(value: Any) -> int | None:
