@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import laminate
+import laminate._core.jsonlib
 from laminate import StreamNormalizer, ToolInputDelta
 from laminate._core.assembler import Assembler
 from laminate._core.serialize import response_to_dict
@@ -572,3 +574,151 @@ def test_a_batch_of_binary_messages_holds_a_bounded_number_of_bytes(
     assert outcome.response.text() == text * 1000
     assert len(sizes) > 20
     assert max(sizes) <= 64 * 1024 + 4096
+
+
+# -- long frames: each a batch of its own bytes -------------------------------------------
+
+# Over 8 KiB of arguments sent whole: non-ASCII text, floats that grow when written back,
+# numbers orjson keeps exact and (``big``) one it does not.
+LONG = {
+    "path": "src/a.py",
+    "content": "print('é😀')  # 1e15\n" * 600,
+    "n": [1, 2.5, -3e-7, 1e15, 9e15, 0.0001, True, None],
+}
+LONG_BIG = {**LONG, "id": BIG}
+
+
+def ollama_calls(*arguments: bytes, text: int = 12) -> bytes:
+    """An Ollama stream: text lines, one line per call (its arguments as given), the end."""
+    lines = [ollama_line({"content": f"w{i} "}).encode() for i in range(text)]
+    for raw in arguments:
+        call = b'{"function":{"name":"f","arguments":%s}}' % raw
+        lines.append(
+            b'{"model":"m","message":{"role":"assistant","content":"","tool_calls":[%s]}}' % call
+        )
+    lines.append(ollama_line({"content": ""}, done=True, done_reason="stop").encode())
+    return b"\n".join(lines) + b"\n"
+
+
+def gemini_calls(*arguments: bytes, crlf: bool = True) -> bytes:
+    chunks = [gemini_chunk(f"w{i} ", None).encode() for i in range(12)]
+    for raw in arguments:
+        call = b'{"functionCall":{"name":"f","args":%s}}' % raw
+        chunks.append(
+            b'{"candidates":[{"content":{"parts":[%s],"role":"model"},"index":0}]}' % call
+        )
+    chunks.append(GEMINI_END.encode())
+    body = b"".join(b"data: " + c + b"\n\n" for c in chunks)
+    return body.replace(b"\n", b"\r\n") if crlf else body
+
+
+def in_pieces(body: bytes, size: int) -> list[bytes]:
+    return [body[i : i + size] for i in range(0, len(body), size)]
+
+
+LONG_STREAMS = {
+    "ollama": lambda *a: ollama_calls(*a),
+    "gemini": lambda *a: gemini_calls(*a),
+    "gemini, LF": lambda *a: gemini_calls(*a, crlf=False),
+}
+
+
+def provider_of(name: str) -> str:
+    return name.split(",", 1)[0]
+
+
+@pytest.mark.parametrize("name", list(LONG_STREAMS))
+def test_a_long_line_a_feed_completes_is_a_batch_of_its_own_bytes(name: str) -> None:
+    body = LONG_STREAMS[name](json.dumps(LONG).encode())
+    seen: list[list[bytes]] = []
+    read = StreamNormalizer._on_batch
+
+    def keeping(self: StreamNormalizer, batch: Batch) -> None:
+        seen.append([bytes(p) for p in batch.payloads])
+        read(self, batch)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(StreamNormalizer, "_on_batch", keeping)
+        outcome = run_chunks(in_pieces(body, 4096), provider_of(name))
+    assert outcome.error is None
+    [alone] = [payloads for payloads in seen if len(payloads) == 1]
+    assert len(alone[0]) > 8192
+    assert json.dumps(LONG).encode() in alone[0]
+    assert not alone[0].startswith(b"data:")
+
+
+@pytest.mark.parametrize("size", [4096, 16384])
+@pytest.mark.parametrize("arguments", [LONG, LONG_BIG], ids=["exact", "big integer"])
+@pytest.mark.parametrize("name", list(LONG_STREAMS))
+def test_long_whole_calls_read_alike_in_any_pieces(
+    name: str, arguments: dict[str, Any], size: int
+) -> None:
+    body = LONG_STREAMS[name](json.dumps(arguments).encode(), json.dumps({"k": 1}).encode())
+    provider = provider_of(name)
+    pieces = run_chunks(in_pieces(body, size), provider)
+    slow = one_by_one(body, provider)
+    assert pieces.events == slow.events
+    assert pieces.error is None
+    assert slow.error is None
+    assert pieces.response is not None
+    assert slow.response is not None
+    assert response_to_dict(pieces.response) == response_to_dict(slow.response)
+    first, second = pieces.response.tool_uses()
+    assert first.input.value == arguments
+    assert type(first.input.value["n"][3]) is float
+    assert second.input.value == {"k": 1}
+
+
+def _counted(verb: str, real: Callable[[Any], Any], calls: list[str]) -> Callable[[Any], Any]:
+    def counting(value: Any) -> Any:
+        calls.append(verb)
+        return real(value)
+
+    return counting
+
+
+@pytest.mark.parametrize("name", list(LONG_STREAMS))
+def test_long_whole_arguments_read_by_nobody_are_never_written_nor_measured(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from laminate._core import jsonlib
+
+    calls: list[str] = []
+    for verb in ("dumps_parsed", "written_size_bound"):
+        monkeypatch.setattr(jsonlib, verb, _counted(verb, getattr(jsonlib, verb), calls))
+    body = LONG_STREAMS[name](json.dumps(LONG).encode())
+    outcome = run_chunks(in_pieces(body, 16384), provider_of(name))
+    assert outcome.response is not None
+    assert [use.input.value for use in outcome.response.tool_uses()] == [LONG]
+    assert calls == []
+
+
+@pytest.mark.parametrize("number", [b"NaN", b"-Infinity", b"1e400"])
+@pytest.mark.parametrize("name", list(LONG_STREAMS))
+def test_a_long_frame_holding_no_json_number_is_refused_and_its_bound_stays_with_it(
+    name: str, number: bytes
+) -> None:
+    long = json.dumps(LONG).encode()
+    # The refused number in the long frame; then in a short frame after a long one.
+    for arguments in [(long[:-1] + b', "x": %s}' % number,), (long, b'{"x": %s}' % number)]:
+        body = LONG_STREAMS[name](*arguments)
+        outcome = run_chunks(in_pieces(body, 4096), provider_of(name))
+        assert outcome.response is not None
+        blocks = [b for b in outcome.response.content if not isinstance(b, laminate.Text)]
+        assert isinstance(blocks[-1], laminate.InvalidToolUse)
+        assert "is not JSON" in blocks[-1].reason
+        assert outcome.events == one_by_one(body, provider_of(name)).events
+
+
+@pytest.mark.parametrize("name", list(LONG_STREAMS))
+def test_a_long_whole_argument_is_held_to_the_cap_by_its_text(name: str) -> None:
+    arguments = json.dumps(LONG).encode()
+    text = laminate._core.jsonlib.dumps_parsed(LONG)
+    body = LONG_STREAMS[name](arguments)
+    over = run_chunks(in_pieces(body, 4096), provider_of(name), max_tool_input_size=len(text) - 1)
+    assert isinstance(over.error, laminate.MalformedStreamError)
+    assert "max_tool_input_size" in str(over.error)
+    fits = run_chunks(in_pieces(body, 4096), provider_of(name), max_tool_input_size=len(text))
+    assert fits.error is None
+    [delta] = [e for e in fits.events if isinstance(e, ToolInputDelta)]
+    assert delta.fragment == text

@@ -6,10 +6,16 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import marshal
 import math
+import random
+import re
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import laminate
 from laminate._core import jsonlib
@@ -260,3 +266,92 @@ def test_a_whole_argument_past_the_cap_is_refused_when_it_arrives() -> None:
     events = list(fits.feed(body)) + list(fits.close())
     [delta] = [e for e in events if isinstance(e, laminate.ToolInputDelta)]
     assert len(delta.fragment) == 514
+
+
+# -- loads_whole: the value, and a bound on its text ------------------------------------
+
+_NUMBERS = st.one_of(
+    st.integers(min_value=-(2**80), max_value=2**80),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), _NUMBERS, st.text()),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=6), st.dictionaries(st.text(max_size=8), inner, max_size=6)
+    ),
+    max_leaves=30,
+)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, type for type (1 is not 1.0), NaN aside."""
+    return marshal.dumps(a, 2) == marshal.dumps(b, 2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_VALUES, ascii_only=st.booleans(), spaced=st.booleans())
+def test_loads_whole_reads_as_json_does_and_bounds_the_text(
+    value: object, ascii_only: bool, spaced: bool
+) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only, separators=(", ", ": ") if spaced else None)
+    for backend in jsonlib.available():
+        jsonlib.use(backend)
+        for given_text in (text, text.encode()):
+            read, bound = jsonlib.loads_whole(given_text)
+            assert _same(read, json.loads(text)), backend
+            assert bound == 0 or bound >= len(jsonlib.dumps_parsed(read)), backend
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a":[1e15,9e15,-1e15,1E15,1e+15,0.0001,1e-7,5e-324,1.7976931348623157e308]}',
+        '{"a":[1e0,2e1,3e2,4e3,5e4,6e5,7e6,8e7,9e8,1e9,1e10,1e11,1e12,1e13,1e14,1e15]}',
+        '["\\u00e9\\ud83d\\ude00\\/\\b\\u0000", -0, 0e0, -0.0]',
+    ],
+)
+def test_the_bound_holds_for_what_grows_most_when_written(text: str) -> None:
+    for backend in jsonlib.available():
+        jsonlib.use(backend)
+        read, bound = jsonlib.loads_whole(text)
+        assert bound, backend
+        assert len(jsonlib.dumps_parsed(read)) <= bound, backend
+
+
+@pytest.mark.parametrize(
+    "text", ['{"x": NaN}', "[Infinity]", "[-Infinity]", '{"x": [1e400]}', "[-1e999]"]
+)
+def test_loads_whole_knows_no_bound_where_a_number_is_not_finite(text: str) -> None:
+    for backend in jsonlib.available():
+        jsonlib.use(backend)
+        read, bound = jsonlib.loads_whole(text)
+        assert bound == 0, backend
+        assert repr(read) == repr(json.loads(text)), backend
+
+
+def test_loads_whole_raises_as_json_loads_does() -> None:
+    for backend in jsonlib.available():
+        jsonlib.use(backend)
+        for text in ("", "{", '{"a": 1} x', b"\xff"):
+            with pytest.raises(ValueError) as expected:  # noqa: PT011 (each its own message)
+                json.loads(text)
+            with pytest.raises(type(expected.value), match=re.escape(str(expected.value))):
+                jsonlib.loads_whole(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    filler=st.sampled_from([b"ab", b"a0", b"a0 ,", b"0123456789x", b"9,"]),
+    size=st.integers(min_value=4000, max_value=9000),
+    runs=st.lists(st.tuples(st.integers(0, 9000), st.integers(10, 24)), max_size=4),
+    seed=st.integers(0, 2**16),
+)
+def test_the_sampled_search_for_long_digit_runs_finds_what_a_whole_search_finds(
+    filler: bytes, size: int, runs: list[tuple[int, int]], seed: int
+) -> None:
+    rng = random.Random(seed)
+    data = bytearray(rng.choice(filler) for _ in range(size))
+    for at, length in runs:
+        data[at : at + length] = b"7" * length
+    whole = b"0" * 19 in bytes(data).translate(bytes.maketrans(b"123456789", b"0" * 9))
+    assert jsonlib._long_digit_run(bytes(data)) == whole

@@ -111,6 +111,7 @@ class StreamNormalizer:
         self._quick = jsonlib.quick_loads(None)
         self._read_batch = jsonlib.batch_loads()
         self._recheck: bytes | None = None  # the arguments marker, while orjson reads batches
+        self._whole: bytes | None = None  # the marker of arguments that arrive whole
         self._tail = Tail()
         self._batching = False
         if provider is not None:
@@ -415,6 +416,8 @@ class StreamNormalizer:
 
     def _on_batch(self, batch: Batch) -> None:
         """Many frames at once: their payloads parsed together, then handed over."""
+        if len(batch.payloads) == 1 and self._whole is not None and self._on_long(batch):
+            return
         objs = self._read_batch(batch.payloads)
         if objs is None:  # a payload the fast reader does not take: one by one, as always
             frames, error = batch.frames()
@@ -440,16 +443,53 @@ class StreamNormalizer:
                     if i == count:
                         break
                 on_frame(names[i] if names is not None else None, self._exact(batch, objs, i))
+                if asm.whole_bound:
+                    asm.whole_bound = 0  # it was this frame's
                 if asm.done:
                     return
                 i += 1
         except Exception:
+            asm.whole_bound = 0
             frames, error = batch.frames()
             if i < len(frames):
                 self._frame = frames[i]  # where the error is: the frame it came from
             elif error is not None:
                 raise error from None  # the bytes end before frame i: that is the error
             raise
+
+    def _on_long(self, batch: Batch) -> bool:
+        """A long frame, alone in its batch (see ``Batch``), of an API whose tool arguments
+        arrive whole: if it may carry some, it is read from its bytes by the one reader
+        that also bounds their text, so that nothing writes it unless something reads it.
+        ``False``: it carries none, and is read as any batch."""
+        data = batch.payloads[0]
+        marker = self._whole
+        if marker is None or (marker not in data and b"\\u" not in data):
+            return False
+        asm = self._assembler
+        handler = self._handler
+        if handler is None:  # never: the decoder batches once the handler is known
+            raise MalformedStreamError("frames in a batch before the provider is known")
+        try:
+            obj, asm.whole_bound = jsonlib.loads_whole(bytes(data))
+        except ValueError:  # not UTF-8, not JSON, a keep-alive: read as the frame it is
+            frames, error = batch.frames()
+            self._on_frames(frames)
+            if error is not None:
+                raise error from None
+            return True
+        try:
+            handler.on_frame(batch.names[0] if batch.names is not None else None, obj)
+        except Exception:
+            frames, error = batch.frames()
+            if frames:
+                self._frame = frames[0]  # where the error is: the frame it came from
+            elif error is not None:
+                raise error from None
+            raise
+        finally:
+            asm.whole_bound = 0
+        return True
 
     def _exact(self, batch: Batch, objs: Sequence[Any], i: int) -> Any:
         """Frame ``i``'s value, read again exactly if orjson read it and it may carry
@@ -458,7 +498,8 @@ class StreamNormalizer:
         if marker is not None:
             data = batch.payloads[i]
             if marker in data or b"\\u" in data:
-                return self._loads(bytes(data))
+                obj, self._assembler.whole_bound = jsonlib.loads_whole(bytes(data))
+                return obj
         return objs[i]
 
     def _parse(self, data: str, at_end: bool) -> Any:
@@ -548,6 +589,7 @@ class StreamNormalizer:
         self._quick = jsonlib.quick_loads(marker)
         self._read_batch = jsonlib.batch_loads()
         self._recheck = marker.encode() if marker and jsonlib.BACKEND == "orjson" else None
+        self._whole = marker.encode() if marker else None
 
     def _raw_frames(self) -> list[Any]:
         asm = self._assembler

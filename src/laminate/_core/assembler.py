@@ -233,6 +233,11 @@ class Assembler:
         self.done = False  # ResponseDone emitted
         self.response: NormalizedResponse | None = None
         self.raw_frames: list[Any] | None = None
+        self.whole_bound = 0
+        """While the reader hands over a frame it read with :func:`jsonlib.loads_whole`:
+        that reading's bound on the written text of any value in the frame (``0``: none
+        known, the value itself is measured). Set before the frame's handler runs and
+        cleared after it."""
         self._blocks: list[_Block] = []
         self._finals: list[ContentBlock | None] = []
         self._open: dict[Hashable, _Block] = {}
@@ -587,7 +592,9 @@ class Assembler:
             and not len(block.view)
             and value.__class__ is dict
         ):
-            bound = jsonlib.written_size_bound(value)
+            bound: int | None = self.whole_bound
+            if not bound or bound > self.max_tool_input_size:
+                bound = jsonlib.written_size_bound(value)
             if bound is not None and bound <= self.max_tool_input_size:
                 # The text is written only when something reads it (WholeView); until
                 # then the block's size is unknown, and above any cap: a fragment added

@@ -37,6 +37,7 @@ __all__ = [
     "loads",
     "loads_exact",
     "loads_strict",
+    "loads_whole",
     "quick_loads",
     "scan",
     "use",
@@ -85,17 +86,35 @@ def _orjson_loads(text: str | bytes) -> Any:
 
 
 def _long_digit_run(data: bytes) -> bool:
-    return _DIGIT_RUN in data.translate(_DIGITS)
+    if len(data) < _SAMPLED:
+        return _DIGIT_RUN in data.translate(_DIGITS)
+    # Any 19 bytes in a row hold three in a row of every sixth byte: where the sixth
+    # bytes never hold three digits in a row, no run of 19 digits can be; where they do,
+    # the bytes around them tell (all of them, past a few such places).
+    sample = data[::_STRIDE].translate(_DIGITS)
+    at = sample.find(_SAMPLE_RUN)
+    for _ in range(_LOOKS):
+        if at < 0:
+            return False
+        start = _STRIDE * at
+        if _DIGIT_RUN in data[max(0, start - 18) : start + 19].translate(_DIGITS):
+            return True
+        at = sample.find(_SAMPLE_RUN, at + 1)
+    return at >= 0 and _DIGIT_RUN in data.translate(_DIGITS)
 
 
 _DIGITS: Final = bytes.maketrans(b"123456789", b"000000000")
 _DIGIT_RUN: Final = b"0" * 19  # 2**63 has 19 digits
+_STRIDE: Final = 6
+_SAMPLE_RUN: Final = b"0" * (len(_DIGIT_RUN) // _STRIDE)
+_SAMPLED: Final = 4096  # shorter text is searched whole: as quick as two slices
+_LOOKS: Final = 64
 
 
 def _orjson_loads_exact(text: str | bytes) -> Any:
     # One call per frame: the digit-run test and _orjson_loads, inline.
     data = text.encode() if isinstance(text, str) else text
-    if _DIGIT_RUN in data.translate(_DIGITS):
+    if _long_digit_run(data):
         return _stdlib_loads(text)
     try:
         return _orjson.loads(data)
@@ -172,6 +191,68 @@ def written_size_bound(value: Any) -> int | None:
             return None
         at = image.find(_SIX_ZEROS, at + 1)
     return 6 * len(image)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value:  # inf - inf and nan - nan are nan, which is true
+        raise ValueError("a number JSON text cannot write back")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+# The standard library's scanner, refusing what parses to a non-finite float: a reading
+# it finishes holds finite numbers only, and the same values as json.loads (its floats
+# are float(text) either way).
+_finite_scan: Final = json.JSONDecoder(  # type: ignore[attr-defined]
+    parse_float=_finite_float, parse_constant=_no_constant
+).scan_once
+
+
+def _stdlib_whole(text: str | bytes) -> tuple[Any, int]:
+    try:
+        if not isinstance(text, str):
+            text = text.decode()
+        value, end = _finite_scan(text, 0)
+    except (StopIteration, ValueError):  # not a value there, a broken one, or not finite
+        return _stdlib_loads(text), 0
+    if end != len(text):
+        return _stdlib_loads(text), 0  # blanks after it (or extra data: json.loads raises)
+    return value, _WRITTEN_PER_CHARACTER * len(text)
+
+
+def _orjson_whole(text: str | bytes) -> tuple[Any, int]:
+    data = text.encode() if isinstance(text, str) else text
+    if not _long_digit_run(data):
+        try:
+            # orjson refuses NaN, Infinity and numbers past a double's range: what it
+            # reads is finite.
+            return _orjson.loads(data), _WRITTEN_PER_CHARACTER * len(text)
+        except ValueError:  # orjson.JSONDecodeError: json decides
+            pass
+    return _stdlib_whole(text)
+
+
+_WRITTEN_PER_CHARACTER: Final = 5
+"""JSON text written from parsed values is at most this many times as long as the text
+they were read from: a string, a key, a literal and a separator never grow (an escape is
+written as short as it was read, or shorter), and the number that grows most is a float
+with an exponent that either writer spells in full (``1e15``: four characters read,
+``1000000000000000.0`` written, 4.5 times as many)."""
+
+
+def loads_whole(text: str | bytes) -> tuple[Any, int]:
+    """:func:`loads_exact`'s value, and a bound: at least the length of
+    :func:`dumps_parsed`'s text for any value within it, when every number read is finite;
+    ``0`` when that is not known (a ``NaN``, an infinity, or a reading the fast reader
+    left to the other). ``ValueError`` as :func:`json.loads` for what is not JSON.
+
+    What tool arguments sent whole are read with: the bound lets laminate skip writing
+    them when nothing reads their text (see :func:`written_size_bound`)."""
+    return _orjson_whole(text) if BACKEND == "orjson" else _stdlib_whole(text)
 
 
 loads: Callable[[str | bytes], Any] = _stdlib_loads

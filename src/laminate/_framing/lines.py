@@ -49,6 +49,10 @@ _SLICE: Final = 64 * 1024
 _BATCH_FRAMES: Final = 4
 # ... and at most this many: the parsed frames of one batch are alive at once.
 _BATCH_MAX: Final = 256
+# A line this long that a feed completes is a batch by itself when it has the shape of
+# one: its payload stays bytes, for a reader that takes them (a whole tool call's
+# hundreds of KB need no decoding to text first).
+_LONG_LINE: Final = 8 * 1024
 
 
 class Frame(NamedTuple):
@@ -81,6 +85,9 @@ class Batch:
     frames as :class:`Frame` objects, with the error that follows them if the bytes were
     bad, exactly as the line-by-line path gives them: results never depend on which path
     read the bytes.
+
+    A batch of one frame is a long line (``_LONG_LINE``) that a feed completed, cut out
+    by itself so that its payload reaches the reader as bytes.
     """
 
     __slots__ = ("_replay", "names", "payloads")
@@ -134,7 +141,10 @@ class _LineDecoder:
         self._seen = 0
         # Bytes held at the stream start until a BOM is ruled in or out; None once decided.
         self._head: bytes | None = b""
-        self._partial = bytearray()
+        # The unterminated line's pieces, one per feed, joined once when its end arrives
+        # (growing one buffer instead copies it again and again), and their size.
+        self._partial: list[bytes] = []
+        self._held = 0
         # The last feed ended with CR: an LF opening the next feed completes that CRLF.
         self._after_cr = False
         # Inside a line that can never matter (a comment, an unknown field over the cap)
@@ -161,7 +171,7 @@ class _LineDecoder:
     @property
     def buffered(self) -> int:
         """How many bytes of an unfinished line are held (comment bytes are never held)."""
-        return len(self._partial) + len(self._head or b"")
+        return self._held + len(self._head or b"")
 
     def feed(self, data: bytes) -> list[Frame]:
         """Take the next bytes of the stream and return the frames they complete.
@@ -203,9 +213,9 @@ class _LineDecoder:
         if self._closed:
             return []
         self._closed = True
-        tail = bytes(self._partial) or self._head or b""
+        tail = b"".join(self._partial) or self._head or b""
         self._head = None
-        self._partial = bytearray()
+        self._partial, self._held = [], 0
         out: list[Frame | Batch] = []
         try:
             if len(tail) > self._max and not self._ignorable(tail):
@@ -230,6 +240,8 @@ class _LineDecoder:
         (``end``, if known, is where the last one ends)."""
         taken = 0
         if self._batching:
+            if lines and len(lines[0]) >= _LONG_LINE:
+                taken = self._take_batch(lines, 0, pos, sep, out, alone=True)
             while len(lines) - taken >= 2 * _BATCH_FRAMES:
                 start = taken
                 taken = self._take_batch(lines, taken, pos, sep, out)
@@ -266,10 +278,18 @@ class _LineDecoder:
         raise NotImplementedError
 
     def _take_batch(
-        self, lines: list[bytes], taken: int, pos: int, sep: int, out: list[Frame | Batch]
+        self,
+        lines: list[bytes],
+        taken: int,
+        pos: int,
+        sep: int,
+        out: list[Frame | Batch],
+        *,
+        alone: bool = False,
     ) -> int:
         """Cut a :class:`Batch` from the lines from ``taken`` on (``lines[0]`` is at offset
-        ``pos``), if they have its shape: the index of the first line left."""
+        ``pos``), if they have its shape: the index of the first line left. ``alone``: a
+        batch of the first frame only (a long line)."""
         return taken
 
     def _finish(self, tail: bytes, pos: int, out: list[Frame | Batch]) -> None:
@@ -293,10 +313,13 @@ class _LineDecoder:
             data, pos = self._prelude(data, pos)
             if not data:
                 return
-        if b"\r" in data or len(data) + len(self._partial) > self._max:
+        if b"\r" in data or len(data) + self._held > self._max:
             self._feed_slow(data, pos, out)
             return
         # The common case: LF line ends, and no line can be over the cap.
+        if b"\n" not in data:  # inside a long line (a search in C, quicker than a split)
+            self._hold(data)
+            return
         lines = data.split(b"\n")
         tail = lines.pop()
         if lines:
@@ -308,7 +331,7 @@ class _LineDecoder:
 
     def _feed_slow(self, data: bytes, pos: int, out: list[Frame | Batch]) -> None:
         """Process a feed holding a CR, or long enough to hold a line over the cap."""
-        take = self._take_capped if len(data) + len(self._partial) > self._max else self._take
+        take = self._take_capped if len(data) + self._held > self._max else self._take
         sep: int | list[int]
         if b"\r" in data:
             lines, sep, tail = self._split_cr(data)
@@ -331,9 +354,10 @@ class _LineDecoder:
         held = self._partial
         if held and lines:
             # The held bytes are copied only now, once.
-            lines[0] = b"".join((held, lines[0]))
-            self._partial = bytearray()
-            return pos - len(held)
+            held.append(lines[0])
+            lines[0] = b"".join(held)
+            size, self._partial, self._held = self._held, [], 0
+            return pos - size
         return pos
 
     def _prelude(self, data: bytes, pos: int) -> tuple[bytes, int]:
@@ -437,16 +461,28 @@ class _LineDecoder:
         if not self._partial and self._is_comment(tail):
             self._in_comment = True
             return
-        self._partial += tail
-        if len(self._partial) > self._max:
-            ignorable = self._ignorable(self._partial, whole=False)
+        self._partial.append(tail)
+        self._held += len(tail)
+        if self._held > self._max:
+            start = self._start_of_held()
+            ignorable = self._ignorable(start, whole=False)
             if ignorable is None:
                 return
             if ignorable:
-                self._partial = bytearray()
+                self._partial, self._held = [], 0
                 self._in_comment = True
                 return
-            raise self._line_too_long(self._seen - len(self._partial), bytes(self._partial[:60]))
+            raise self._line_too_long(self._seen - self._held, start[:60])
+
+    def _start_of_held(self) -> bytes:
+        """The first bytes held (at least 4 KiB of them, where there are): enough to tell
+        what the line is."""
+        size = 0
+        for count, piece in enumerate(self._partial, 1):
+            size += len(piece)
+            if size >= 4096:
+                return b"".join(self._partial[:count])
+        return b"".join(self._partial)
 
 
 def _offset(lines: list[bytes], index: int, pos: int, sep: int) -> int:

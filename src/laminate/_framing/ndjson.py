@@ -19,10 +19,17 @@ class NDJSONDecoder(_LineDecoder):
     """
 
     def _take_batch(
-        self, lines: list[bytes], taken: int, pos: int, sep: int, out: list[Frame | Batch]
+        self,
+        lines: list[bytes],
+        taken: int,
+        pos: int,
+        sep: int,
+        out: list[Frame | Batch],
+        *,
+        alone: bool = False,
     ) -> int:
         # Every line one object: it starts with "{" and ends with "}", no blanks around.
-        batch = lines[taken : taken + _BATCH_MAX]
+        batch = lines[taken : taken + (1 if alone else _BATCH_MAX)]
         if not all(map(bytes.startswith, batch, repeat(b"{"))) or not all(
             map(bytes.endswith, batch, repeat(b"}"))
         ):

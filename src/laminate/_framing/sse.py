@@ -150,8 +150,17 @@ class SSEDecoder(_LineDecoder):
         self._size = size
 
     def _take_batch(
-        self, lines: list[bytes], taken: int, pos: int, sep: int, out: list[Frame | Batch]
+        self,
+        lines: list[bytes],
+        taken: int,
+        pos: int,
+        sep: int,
+        out: list[Frame | Batch],
+        *,
+        alone: bool = False,
     ) -> int:
+        if alone and (self._start >= 0 or self._stray is not None):
+            return taken  # the long line ends an event that began earlier: line by line
         if self._start >= 0 or self._stray is not None:
             # Inside an event: its lines up to its blank line go one by one first.
             start = taken
@@ -164,8 +173,8 @@ class SSEDecoder(_LineDecoder):
                 return taken
         first = lines[taken] if taken < len(lines) else b""
         period = 3 if first[:7] == b"event: " else 2 if first[:5] == b"data:" else 0
-        count = min((len(lines) - taken) // period, _BATCH_MAX) if period else 0
-        if count < _BATCH_FRAMES:
+        count = min((len(lines) - taken) // period, 1 if alone else _BATCH_MAX) if period else 0
+        if count < (1 if alone else _BATCH_FRAMES):
             return taken
         end = taken + count * period
         # Each event: [an event line,] a data line, a blank line; checked a field at a time
