@@ -283,6 +283,36 @@ def test_backend_keys_go_in_each_apis_own_header(
     assert scripted.record.requests[-1][3].get("anthropic-version") is None  # cohere's request
 
 
+def test_a_backend_gets_the_headers_an_httpx_client_sends(
+    backend: tuple[str, ScriptedBackend], json_backend: str
+) -> None:
+    once(json_backend)
+    # The request is built without AsyncClient.build_request: the same headers still go,
+    # and the user info of a backend's URL is its basic auth, as httpx makes it.
+    url, scripted = backend
+    host = url.removeprefix("http://")
+    config = ProxyConfig(
+        backends=(Backend("openai", f"http://us%40er:p%3Ass@{host}/v1", model="to-openai"),),
+        log=lambda _: None,
+    )
+    with proxy_server(config) as proxy:
+        path, body = _request("anthropic", "m")
+        answer = httpx.post(proxy + path, content=body, timeout=10)
+    assert answer.status_code == 200
+    seen = scripted.record.requests[-1][3]
+    sent = json.dumps(scripted.record.requests[-1][2]).encode()
+    assert seen == {
+        "host": host,
+        "content-length": str(len(sent)),
+        "accept": "*/*",
+        "accept-encoding": "identity",
+        "connection": "keep-alive",
+        "user-agent": f"python-httpx/{httpx.__version__}",
+        "content-type": "application/json",
+        "authorization": "Basic dXNAZXI6cDpzcw==",  # us@er:p:ss
+    }
+
+
 # -- the proxy's own key --------------------------------------------------------------------
 
 KEY_HEADERS = {
