@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import dataclasses
 import hmac
 import json
 import logging
@@ -207,8 +206,10 @@ class _Proxy:
         self._client: httpx.AsyncClient | None = None
         self._write = config.log or _to_logger
         # What every request to a backend carries from the client, made with it: its
-        # default headers and its timeouts, as httpcore reads them.
-        self._defaults = httpx.Headers()
+        # default headers (name as sent, name in lower case, value) and its timeouts, as
+        # httpcore reads them.
+        self._defaults: tuple[tuple[str, str, str], ...] = ()
+        self._default_names: frozenset[str] = frozenset()
         self._extensions: dict[str, Any] = {}
         self._urls: dict[str, httpx.URL] = {}  # the backends' URLs, parsed once
 
@@ -225,7 +226,11 @@ class _Proxy:
                 limits=httpx.Limits(max_connections=None, max_keepalive_connections=200),
                 follow_redirects=False,
             )
-            self._defaults = httpx.Headers(self._client.headers)
+            self._defaults = tuple(
+                (raw.decode("ascii"), raw.decode("ascii").lower(), value.decode("latin-1"))
+                for raw, value in self._client.headers.raw
+            )
+            self._default_names = frozenset(lower for _, lower, _ in self._defaults)
             self._extensions = {"timeout": self._client.timeout.as_dict()}
         return self._client
 
@@ -291,11 +296,7 @@ class _Proxy:
             data=data,
             backend=backend,
             backend_model=backend_model,
-        )
-        call = dataclasses.replace(
-            call,
             stream=exchange.stream,
-            array=exchange.stream and asks_array(api, request.url.query),
         )
         answer = await self._send(call)
         idle = self.config.timeouts.idle
@@ -322,6 +323,7 @@ class _Proxy:
         data: dict[str, Any],
         backend: Backend,
         backend_model: str,
+        stream: bool,
     ) -> _Call:
         raw_path = request.scope.get("raw_path") or request.url.path.encode()
         path = raw_path.decode("latin-1")
@@ -331,12 +333,14 @@ class _Proxy:
         elif not isinstance(path_model, str) and backend_model != data.get("model"):
             data = {**data, "model": backend_model}
             body = json.dumps(data, ensure_ascii=False).encode()
-        query = strip_query_key(request.url.query)
+        query = request.url.query
+        array = stream and asks_array(api, query)
+        query = strip_query_key(query)
         path_and_query = f"{path}?{query}" if query else path
         if backend.api == api:
             url = backend_url(backend, path_and_query)
-            headers = forwarded_headers(request.headers.items())
-            return _Call(backend, url, body, _signed(backend, url, body, headers), False, None)
+            headers = _signed(backend, url, body, forwarded_headers(request.headers.items()))
+            return _Call(backend, url, body, headers, stream, None, array)
         # A request the backend's API cannot express is this client's request being
         # unsupported on this route: a 400 in the client's shape, which SDKs do not retry
         # (a 5xx such as 501 would be retried, and fail again).
@@ -353,7 +357,8 @@ class _Proxy:
             raise _Refusal(400, f"the request cannot be sent to {backend_name}: {exc}") from None
         content = json.dumps(translation.body, ensure_ascii=False).encode()
         url = backend_url(backend, translation.path)
-        return _Call(backend, url, content, _signed(backend, url, content, {}), False, translation)
+        headers = _signed(backend, url, content, {})
+        return _Call(backend, url, content, headers, stream, translation, array)
 
     def _check_key(self, request: Request, http: Http) -> None:
         expected = self.config.api_key
@@ -384,12 +389,22 @@ class _Proxy:
         length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > cap:
             raise _Refusal(413, f"the request is larger than this proxy accepts ({cap} bytes)")
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > cap:
+        pieces: list[bytes] = []
+        size = 0
+        more = True
+        while more:  # the ASGI messages themselves: most bodies come in one
+            message = await request.receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            if message["type"] != "http.request":
+                continue
+            piece: bytes = message.get("body", b"")
+            more = bool(message.get("more_body", False))
+            size += len(piece)
+            if size > cap:
                 raise _Refusal(413, f"the request is larger than this proxy accepts ({cap} bytes)")
-        return bytes(body)
+            pieces.append(piece)
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
     async def _send(self, call: _Call) -> httpx.Response:
         """The backend's answer to ``call``, its body not read yet.
@@ -403,10 +418,18 @@ class _Proxy:
         """
         client = self.client
         url = self._url(call.url)
-        headers = self._defaults.copy()
-        headers.update(call.headers)
+        # The client's defaults first, each replaced by the call's header of that name
+        # (whose names are in lower case), then the call's other headers.
+        given = call.headers
+        headers = [
+            (lower, given[lower]) if lower in given else (name, value)
+            for name, lower, value in self._defaults
+        ]
+        defaults = self._default_names
+        headers += [(name, value) for name, value in given.items() if name not in defaults]
         if url.username or url.password:  # as httpx does: the URL's user info is the auth
-            headers["Authorization"] = _basic_auth(url.username, url.password)
+            headers = [(n, v) for n, v in headers if n.lower() != "authorization"]
+            headers.append(("Authorization", _basic_auth(url.username, url.password)))
         request = httpx.Request(
             "POST", url, headers=headers, content=call.body, extensions=self._extensions
         )
@@ -653,7 +676,8 @@ async def _pass_through(answer: httpx.Response, reply: _Reply, *, call: _Call, i
             exchange.usage(normalize(content, api).usage)
         await reply.respond(Response(content, answer.status_code, headers))
         return
-    headers.setdefault("content-type", stream_writer(api, array=call.array).media_type)
+    if "content-type" not in headers:
+        headers["content-type"] = stream_writer(api, array=call.array).media_type
     reply.begin(answer.status_code, headers)
     scan = UsageScan(api, answer.headers.get("content-type"))
     chunks = _chunks(answer)
