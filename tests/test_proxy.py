@@ -30,6 +30,7 @@ from laminate.proxy import (
     Backend,
     ProxyConfig,
     Timeouts,
+    app,
     config_from_toml,
     estimate_tokens,
     proxy_server,
@@ -619,6 +620,32 @@ def test_a_client_that_leaves_closes_the_backend_request(
         assert answer.status_code == 200
         next(answer.iter_raw())
     _wait_for_disconnect(scripted, before)
+
+
+def test_the_app_answers_on_trio_too(
+    backend: tuple[str, ScriptedBackend], json_backend: str
+) -> None:
+    once(json_backend)
+    # On asyncio the client is watched by a bare task; on another event loop, by a task
+    # group. The same answers either way.
+    import trio
+
+    asgi = app(ProxyConfig(backends=backends(backend[0]), log=lambda _: None))
+
+    async def ask() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=asgi)
+        async with (
+            asgi.router.lifespan_context(asgi),
+            httpx.AsyncClient(transport=transport, base_url="http://proxy") as client,
+        ):
+            return [
+                await client.post("/v1/messages", content=_request("anthropic", f"to-{t}")[1])
+                for t in ("anthropic", "openai")
+            ]
+
+    for answer in trio.run(ask):
+        assert answer.status_code == 200
+        assert answer.text.rstrip().endswith('data: {"type":"message_stop"}')
 
 
 # -- the other endpoints, the log -----------------------------------------------------------

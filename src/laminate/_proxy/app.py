@@ -33,6 +33,7 @@ which never holds a prompt, an answer or a key.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import hmac
@@ -952,18 +953,44 @@ def _to_logger(line: str) -> None:
 async def _watching(request: Request, reply: _Reply, work: Callable[[], Awaitable[None]]) -> None:
     """Run ``work()``, cancelled at once if the client leaves first. Called once the
     request's body is read: the next message the client sends can then only be its
-    disconnect (which the server also reports once the answer is complete)."""
+    disconnect (which the server also reports once the answer is complete).
+
+    On asyncio the watch is a bare task beside this one, which cancels the work's scope:
+    a task group costs about a tenth of the proxy's time to the first byte."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # another event loop (trio)
+        await _watching_in_group(request, reply, work)
+        return
+    scope = anyio.CancelScope()
+    watcher = loop.create_task(_watch(request, reply, scope))
+    try:
+        with scope:
+            await work()
+    finally:
+        watcher.cancel()
+    if watcher.done() and not watcher.cancelled() and (failure := watcher.exception()):
+        raise failure
+
+
+async def _watch(request: Request, reply: _Reply, scope: anyio.CancelScope) -> None:
+    try:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+    except Exception:  # the work stops, and the watch's failure is raised in its place
+        scope.cancel()
+        raise
+    if not reply.finished:
+        reply.exchange.disconnected = True
+        scope.cancel()
+
+
+async def _watching_in_group(
+    request: Request, reply: _Reply, work: Callable[[], Awaitable[None]]
+) -> None:
     failure: Exception | None = None
     async with anyio.create_task_group() as tasks:
-
-        async def watch() -> None:
-            while (await request.receive())["type"] != "http.disconnect":
-                pass
-            if not reply.finished:
-                reply.exchange.disconnected = True
-                tasks.cancel_scope.cancel()
-
-        tasks.start_soon(watch)
+        tasks.start_soon(_watch, request, reply, tasks.cancel_scope)
         try:  # in this task: a task group would wrap its exception in a group
             await work()
         except Exception as exc:
