@@ -30,6 +30,7 @@ from laminate.proxy import (
     Backend,
     ProxyConfig,
     Timeouts,
+    app,
     config_from_toml,
     estimate_tokens,
     proxy_server,
@@ -281,6 +282,36 @@ def test_backend_keys_go_in_each_apis_own_header(
             assert seen[header] == value
             assert "client" not in json.dumps(seen)
     assert scripted.record.requests[-1][3].get("anthropic-version") is None  # cohere's request
+
+
+def test_a_backend_gets_the_headers_an_httpx_client_sends(
+    backend: tuple[str, ScriptedBackend], json_backend: str
+) -> None:
+    once(json_backend)
+    # The request is built without AsyncClient.build_request: the same headers still go,
+    # and the user info of a backend's URL is its basic auth, as httpx makes it.
+    url, scripted = backend
+    host = url.removeprefix("http://")
+    config = ProxyConfig(
+        backends=(Backend("openai", f"http://us%40er:p%3Ass@{host}/v1", model="to-openai"),),
+        log=lambda _: None,
+    )
+    with proxy_server(config) as proxy:
+        path, body = _request("anthropic", "m")
+        answer = httpx.post(proxy + path, content=body, timeout=10)
+    assert answer.status_code == 200
+    seen = scripted.record.requests[-1][3]
+    sent = json.dumps(scripted.record.requests[-1][2]).encode()
+    assert seen == {
+        "host": host,
+        "content-length": str(len(sent)),
+        "accept": "*/*",
+        "accept-encoding": "identity",
+        "connection": "keep-alive",
+        "user-agent": f"python-httpx/{httpx.__version__}",
+        "content-type": "application/json",
+        "authorization": "Basic dXNAZXI6cDpzcw==",  # us@er:p:ss
+    }
 
 
 # -- the proxy's own key --------------------------------------------------------------------
@@ -589,6 +620,32 @@ def test_a_client_that_leaves_closes_the_backend_request(
         assert answer.status_code == 200
         next(answer.iter_raw())
     _wait_for_disconnect(scripted, before)
+
+
+def test_the_app_answers_on_trio_too(
+    backend: tuple[str, ScriptedBackend], json_backend: str
+) -> None:
+    once(json_backend)
+    # On asyncio the client is watched by a bare task; on another event loop, by a task
+    # group. The same answers either way.
+    import trio
+
+    asgi = app(ProxyConfig(backends=backends(backend[0]), log=lambda _: None))
+
+    async def ask() -> list[httpx.Response]:
+        transport = httpx.ASGITransport(app=asgi)
+        async with (
+            asgi.router.lifespan_context(asgi),
+            httpx.AsyncClient(transport=transport, base_url="http://proxy") as client,
+        ):
+            return [
+                await client.post("/v1/messages", content=_request("anthropic", f"to-{t}")[1])
+                for t in ("anthropic", "openai")
+            ]
+
+    for answer in trio.run(ask):
+        assert answer.status_code == 200
+        assert answer.text.rstrip().endswith('data: {"type":"message_stop"}')
 
 
 # -- the other endpoints, the log -----------------------------------------------------------
