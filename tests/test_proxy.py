@@ -284,10 +284,16 @@ def test_backend_keys_go_in_each_apis_own_header(
     assert scripted.record.requests[-1][3].get("anthropic-version") is None  # cohere's request
 
 
+@pytest.mark.parametrize("transport", ["picked", "sent"])
 def test_a_backend_gets_the_headers_an_httpx_client_sends(
-    backend: tuple[str, ScriptedBackend], json_backend: str
+    backend: tuple[str, ScriptedBackend],
+    json_backend: str,
+    transport: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     once(json_backend)
+    if transport == "sent":  # an httpx without the private method: the client's send
+        monkeypatch.setattr(sys.modules["laminate._proxy.app"], "_PICK_TRANSPORT", "_gone")
     # The request is built without AsyncClient.build_request: the same headers still go,
     # and the user info of a backend's URL is its basic auth, as httpx makes it.
     url, scripted = backend

@@ -89,6 +89,9 @@ from .writing import asks_array, stream_writer
 
 __all__ = ["Exchange", "app"]
 
+# httpx's AsyncClient method that picks the transport for a URL (private: see _send).
+_PICK_TRANSPORT: Final = "_transport_for_url"
+
 log: Final = logging.getLogger("laminate.proxy")
 
 _ERROR_BODY_CAP: Final = 64 * 1024
@@ -434,9 +437,14 @@ class _Proxy:
         request = httpx.Request(
             "POST", url, headers=headers, content=call.body, extensions=self._extensions
         )
+        # httpx's own choice of transport (a private method): where a later httpx has it
+        # no more, the client's send does the same, with its layers.
+        pick = getattr(client, _PICK_TRANSPORT, None)
         try:
             with anyio.fail_after(self.config.timeouts.read):
-                answer = await client._transport_for_url(url).handle_async_request(request)
+                if pick is None:
+                    return await client.send(request, stream=True)
+                answer: httpx.Response = await pick(url).handle_async_request(request)
             answer.request = request
             return answer
         except (TimeoutError, httpx.TimeoutException):
