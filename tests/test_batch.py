@@ -722,3 +722,41 @@ def test_a_long_whole_argument_is_held_to_the_cap_by_its_text(name: str) -> None
     assert fits.error is None
     [delta] = [e for e in fits.events if isinstance(e, ToolInputDelta)]
     assert delta.fragment == text
+
+
+LONG_TEXT = "a long delta, é😀 " * 1200  # past _LONG_LINE in every framing
+
+
+@pytest.mark.parametrize(
+    "provider",
+    ["openai", "anthropic", "ollama", "gemini"],
+)
+def test_a_long_text_delta_alone_in_its_batch_reads_as_line_by_line(provider: str) -> None:
+    # A long line of an API whose calls never arrive whole, or a frame without a call, is
+    # read as any batch: the same events in pieces as byte by byte.
+    if provider == "openai":
+        body = sse(
+            *openai_text(6), openai_chunk({"content": LONG_TEXT}), *openai_text(6), *OPENAI_END
+        )
+    elif provider == "anthropic":
+        body = anthropic(
+            a_start(),
+            *a_text_block(0, 6)[:-1],
+            a_text(0, LONG_TEXT),
+            *a_text_block(0, 6)[1:],
+            *a_end(),
+        )
+    elif provider == "ollama":
+        lines = [ollama_line({"content": f"w{i} "}) for i in range(6)]
+        lines += [ollama_line({"content": LONG_TEXT})]
+        lines += [ollama_line({"content": ""}, done=True, done_reason="stop")]
+        body = "\n".join(lines).encode() + b"\n"
+    else:
+        chunks = [gemini_chunk(f"w{i} ", None) for i in range(6)]
+        body = sse(*chunks, gemini_chunk(LONG_TEXT, None), GEMINI_END).replace(b"\n", b"\r\n")
+    pieces = run_chunks(in_pieces(body, 4096), provider)
+    slow = one_by_one(body, provider)
+    assert pieces.events == slow.events
+    assert pieces.error is None
+    assert pieces.response is not None
+    assert LONG_TEXT in pieces.response.text()
