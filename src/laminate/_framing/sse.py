@@ -159,9 +159,9 @@ class SSEDecoder(_LineDecoder):
         *,
         alone: bool = False,
     ) -> int:
-        if alone and (self._start >= 0 or self._stray is not None):
-            return taken  # the long line ends an event that began earlier: line by line
         if self._start >= 0 or self._stray is not None:
+            if alone:
+                return taken  # the long line ends an event that began earlier: line by line
             # Inside an event: its lines up to its blank line go one by one first.
             start = taken
             try:
