@@ -73,6 +73,7 @@ from _streams import (
 import laminate
 from laminate import StreamNormalizer
 from laminate._core import jsonlib
+from laminate._framing import eventstream
 
 TARGET: Final = 1.5  # laminate's time may be at most this many floors
 # ... and with orjson, at most this many (stdlib) floors: 0.8 on every stream, 0.7 where
@@ -577,16 +578,18 @@ def memory_table(results: Sequence[tuple[str, int, int, int, int]], chars: int) 
 
 
 def machine() -> str:
-    fast = "orjson " + _orjson_version() if "orjson" in jsonlib.available() else "no orjson"
+    fast = "orjson " + _version("orjson") if "orjson" in jsonlib.available() else "no orjson"
+    crc = eventstream.crc32.__module__.partition(".")[0]  # isal (the `fast` extra) or zlib
     return (
         f"Python {platform.python_version()} ({platform.python_implementation()}),"
         f" {platform.system()} {platform.machine()}, {os.cpu_count()} cores,"
-        f" laminate {laminate.__version__}, {fast}"
+        f" laminate {laminate.__version__}, {fast}, CRC-32 from {crc}"
+        + (f" {_version('isal')}" if crc == "isal" else "")
     )
 
 
-def _orjson_version() -> str:
-    module: Any = importlib.import_module("orjson")
+def _version(name: str) -> str:
+    module: Any = importlib.import_module(name)
     return str(module.__version__)
 
 

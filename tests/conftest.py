@@ -1,10 +1,20 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from laminate._core import jsonlib
+from laminate._framing import eventstream
+
+_CRCS: dict[str, Callable[..., int]] = {"zlib": zlib.crc32}
+try:
+    from isal.isal_zlib import crc32 as _isal_crc32
+except ImportError:  # the `fast` extra is not installed: zlib's only
+    pass
+else:
+    _CRCS["isal"] = _isal_crc32
 
 
 @pytest.fixture(params=["asyncio", "trio"])
@@ -21,3 +31,11 @@ def json_backend(request: pytest.FixtureRequest) -> Iterator[str]:
     jsonlib.use(str(request.param))
     yield str(request.param)
     jsonlib.use(before)
+
+
+@pytest.fixture(params=sorted(_CRCS))
+def eventstream_crc(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The binary decoder and writer with each CRC-32 installed (zlib's, and ISA-L's when
+    the `fast` extra is): a test that asks for it runs once per implementation."""
+    monkeypatch.setattr(eventstream, "crc32", _CRCS[str(request.param)])
+    return str(request.param)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import laminate
@@ -402,11 +402,13 @@ def test_ndjson_with_a_bad_line_mid_batch() -> None:
     assert outcome.error is not None
 
 
+@pytest.mark.usefixtures("eventstream_crc")
 def test_bedrock_reads_alike_batched() -> None:
     outcome = assert_same(b"".join([*converse_text(200), *CONVERSE_END]), "bedrock")
     assert outcome.error is None
 
 
+@pytest.mark.usefixtures("eventstream_crc")
 def test_bedrock_payload_not_utf8_mid_batch() -> None:
     messages = converse_text(60)
     headers = {":event-type": "contentBlockDelta", ":message-type": "event"}
@@ -415,6 +417,7 @@ def test_bedrock_payload_not_utf8_mid_batch() -> None:
     assert outcome.error is not None
 
 
+@pytest.mark.usefixtures("eventstream_crc")
 def test_bedrock_payload_not_utf8_inside_a_run_of_like_messages() -> None:
     messages = converse_text(60)
     payload = b'{"contentBlockIndex": 0, "delta": {"text": "\xff"}}'
@@ -441,7 +444,10 @@ def _with_bad_prelude_crc(message: bytes) -> bytes:
     return bytes(wrong)
 
 
-@settings(max_examples=150, deadline=None)
+@pytest.mark.usefixtures("eventstream_crc")  # set once, for every example
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 7)), max_size=3),
     bad_prelude=st.none() | st.integers(0, 119),
@@ -461,6 +467,7 @@ def test_bedrock_corrupted_inside_runs_reads_alike_batched(
     assert_same(bytes(body), "bedrock")
 
 
+@pytest.mark.usefixtures("eventstream_crc")
 def test_bedrock_exception_after_a_run() -> None:
     headers = {":exception-type": "throttlingException", ":message-type": "exception"}
     failure = encode_message(headers, b'{"message": "slow down"}')

@@ -17,10 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from laminate._core.errors import IncompleteStreamError, MalformedStreamError
 from laminate._framing.eventstream import EventStreamDecoder, encode_message, error_from_frame
 from laminate._framing.lines import Frame
+
+# Every test here runs with each CRC-32 the decoder may use (see conftest.py).
+pytestmark = pytest.mark.usefixtures("eventstream_crc")
 
 _SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 _RECORDINGS = sorted(
@@ -435,3 +440,12 @@ def test_real_recordings_match_botocore(path: Path | None) -> None:
     frames = _decode(data)
     assert all(frame.event for frame in frames)
     assert _decode(*(data[i : i + 97] for i in range(0, len(data), 97))) == frames
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=2048), start=st.integers(0, 2**32 - 1))
+def test_the_fast_crc_is_zlibs(data: bytes, start: int) -> None:
+    """ISA-L's CRC-32 (the `fast` extra) is zlib's function, carried on from any value."""
+    isal_zlib = pytest.importorskip("isal.isal_zlib", reason="the `fast` extra is not installed")
+    assert isal_zlib.crc32(data, start) == zlib.crc32(data, start)
+    assert isal_zlib.crc32(bytearray(data), start) == zlib.crc32(data, start)

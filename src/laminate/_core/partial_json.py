@@ -23,7 +23,7 @@ import sys
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, islice
+from itertools import accumulate
 from typing import Any, Final
 
 from . import jsonlib
@@ -580,7 +580,8 @@ class ArgumentsView:
         """:meth:`append` for several fragments at once; the first one's number."""
         first = len(self._ends)
         ends = self._ends
-        ends.extend(islice(accumulate(map(len, fragments), initial=self._size), 1, None))
+        # From a list: array.extend takes an iterator's items one call at a time.
+        ends.fromlist(list(accumulate(map(len, fragments), initial=self._size))[1:])
         self._size = ends[-1]
         recent = self._recent
         recent.extend(fragments)

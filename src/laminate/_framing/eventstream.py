@@ -36,9 +36,11 @@ Design, and why:
   type), so each distinct section is read once and remembered (up to ``_HEADER_CACHE``
   of them; a stream whose headers vary, a ``:date`` or an id per message, is read anew
   each time past that), and the frames of one section share its headers, read-only.
-  The section of the previous message is compared in place first (no copy, no hash):
-  most messages repeat it. Messages are checked and cut through one ``memoryview`` of
-  the buffer, without copying each message first.
+  The section of the previous message is compared first (a slice, no hash): most
+  messages repeat it. Messages are checked and cut through one ``memoryview`` of the
+  buffer, without copying each message first. The CRC-32 is ISA-L's where the ``fast``
+  extra installed it (the same function, about three times as quick on small messages),
+  zlib's otherwise.
 """
 
 from __future__ import annotations
@@ -46,7 +48,6 @@ from __future__ import annotations
 import json
 import struct
 import uuid
-import zlib
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -57,11 +58,19 @@ from typing import Final, cast
 from .._core.errors import IncompleteStreamError, LaminateError, MalformedStreamError, ProviderError
 from .lines import _BATCH_MAX, Batch, Frame
 
+try:
+    # The `fast` extra: ISA-L's CRC-32, the same function as zlib's, about three times as
+    # quick on a message of a few hundred bytes (Bedrock's usual size).
+    from isal.isal_zlib import crc32
+except ImportError:  # without it, zlib's
+    from zlib import crc32
+
 _new = tuple.__new__  # builds a Frame without its keyword-handling constructor
 
 __all__ = [
     "PRELUDE_SIZE",
     "EventStreamDecoder",
+    "crc32",
     "encode_message",
     "error_from_frame",
     "exception_error",
@@ -258,7 +267,7 @@ class EventStreamDecoder:
         limit = self._max
         unpack = _PRELUDE.unpack_from
         crc_of = _U32.unpack_from
-        crc32 = zlib.crc32
+        checksum = crc32
         append = out.append
         size = 0  # the headers length of the message at pos
         batching = self._batching
@@ -271,7 +280,7 @@ class EventStreamDecoder:
                     need, size, crc = unpack(buf, pos)
                     if need < _OVERHEAD or need > limit or size > need - _OVERHEAD:
                         self._check_prelude(buf, pos)  # raises, saying which
-                    if crc32(view[pos : pos + 8]) != crc:
+                    if checksum(view[pos : pos + 8]) != crc:
                         # Checked as soon as the prelude is here, so that a corrupt length
                         # never makes the decoder wait, and a bad prelude is an error
                         # however the bytes were split (whole, the message CRC may match).
@@ -281,7 +290,7 @@ class EventStreamDecoder:
                 if end - pos < need:
                     break
                 crc_at = pos + need - 4
-                if crc32(view[pos:crc_at]) != crc_of(buf, crc_at)[0]:
+                if checksum(view[pos:crc_at]) != crc_of(buf, crc_at)[0]:
                     raise MalformedStreamError(
                         "message CRC mismatch",
                         offset=base + pos,
@@ -290,7 +299,7 @@ class EventStreamDecoder:
                 headers_at = pos + prelude_size
                 payload_at = headers_at + size
                 try:
-                    if size != last_size or not buf.startswith(last_raw, headers_at):
+                    if size != last_size or buf[headers_at:payload_at] != last_raw:
                         last_raw = bytes(view[headers_at:payload_at])
                         last_size = size
                         seen = known.get(last_raw)
@@ -347,8 +356,7 @@ class EventStreamDecoder:
         limit = self._max
         unpack = _PRELUDE.unpack_from
         crc_of = _U32.unpack_from
-        crc32 = zlib.crc32
-        same_headers = buf.startswith
+        checksum = crc32
         payloads = run.payloads
         add = payloads.append
         add(raw)
@@ -368,17 +376,17 @@ class EventStreamDecoder:
             crc_at = pos + need - 4
             if size != header_size or not smallest <= need <= limit or crc_at >= end - 3:
                 break
-            if not same_headers(headers, pos + 12):
+            if buf[pos + 12 : pos + after] != headers:  # a copy, yet quicker than startswith
                 break
             known = begun.get(need)
             if known is None:
-                if crc32(view[pos : pos + 8]) != sent:
+                if checksum(view[pos : pos + 8]) != sent:
                     break
-                known = begun[need] = sent, crc32(view[pos : pos + after])
+                known = begun[need] = sent, checksum(view[pos : pos + after])
             elif known[0] != sent:
                 break
             payload = buf[pos + after : crc_at]
-            if crc32(payload, known[1]) != crc_of(buf, crc_at)[0]:
+            if checksum(payload, known[1]) != crc_of(buf, crc_at)[0]:
                 break
             add(payload)
             pos = crc_at + 4
@@ -413,7 +421,7 @@ class EventStreamDecoder:
     def _check_prelude(self, buf: bytearray, pos: int) -> int:
         """Validate the prelude at ``pos`` and return the message's total length."""
         total, headers, crc = _PRELUDE.unpack_from(buf, pos)
-        if zlib.crc32(buf[pos : pos + 8]) != crc:
+        if crc32(buf[pos : pos + 8]) != crc:
             problem = "prelude CRC mismatch (not an AWS event stream, or corrupted)"
         elif total < _OVERHEAD:
             problem = f"message length {total} is shorter than the {_OVERHEAD}-byte minimum"
@@ -500,7 +508,7 @@ def is_prelude(head: bytes) -> bool:
     if len(head) < _PRELUDE.size:
         return False
     total, headers, crc = _PRELUDE.unpack_from(head, 0)
-    return bool(zlib.crc32(head[:8]) == crc and total >= _OVERHEAD + headers)
+    return bool(crc32(head[:8]) == crc and total >= _OVERHEAD + headers)
 
 
 def error_from_frame(frame: Frame) -> ProviderError | None:
@@ -559,8 +567,8 @@ def encode_message(headers: Mapping[str, object], payload: bytes) -> bytes:
     if total > 0xFFFFFFFF:
         raise ValueError("an event stream message is limited to 4 GiB")
     prelude = struct.pack(">II", total, len(head))
-    body = b"".join((prelude, _U32.pack(zlib.crc32(prelude)), head, payload))
-    return body + _U32.pack(zlib.crc32(body))
+    body = b"".join((prelude, _U32.pack(crc32(prelude)), head, payload))
+    return body + _U32.pack(crc32(body))
 
 
 def _encode_header(name: str, value: object) -> bytes:

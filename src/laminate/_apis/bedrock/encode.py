@@ -32,7 +32,6 @@ from __future__ import annotations
 import struct
 from functools import cache
 from typing import Any, Final
-from zlib import crc32
 
 from ..._core.events import ResponseStart
 from ..._core.flex import FlexValue
@@ -45,7 +44,7 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
-from ..._framing.eventstream import encode_message
+from ..._framing.eventstream import crc32, encode_message
 from ..shapes import counts
 from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
 from ..spec import Carries
