@@ -193,11 +193,9 @@ def use_path(path: str, provider: str) -> None:
     runs = _RUNS.setdefault(handler, handler.__dict__.get("run"))
     if runs is None:
         return
-    if path == "fast":
-        if "run" not in handler.__dict__:
-            setattr(handler, "run", runs)  # noqa: B010
-    elif "run" in handler.__dict__:
-        delattr(handler, "run")
+    # A handler whose `run` is None reads a batch's frames one by one (the normalizer
+    # asks for the method with getattr).
+    setattr(handler, "run", runs if path == "fast" else None)  # noqa: B010
 
 
 _RUNS: dict[type, Any] = {}

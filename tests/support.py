@@ -98,6 +98,19 @@ def run_chunks(chunks: Iterable[bytes], provider: str | None = None, **options: 
     return Outcome(events, None)
 
 
+def assert_same_outcome(one: Outcome, other: Outcome) -> None:
+    """The same events, the same error (type, text, offset) and the same response."""
+    assert one.events == other.events
+    assert type(one.error) is type(other.error)
+    if one.error is not None and other.error is not None:
+        assert str(one.error) == str(other.error)
+        assert getattr(one.error, "offset", None) == getattr(other.error, "offset", None)
+    first, second = one.response, other.response
+    assert (first is None) == (second is None)
+    if first is not None and second is not None:
+        assert response_to_dict(first) == response_to_dict(second)
+
+
 def split_at(data: bytes, cuts: Iterable[int]) -> Iterator[bytes]:
     start = 0
     for cut in sorted(set(cuts)):

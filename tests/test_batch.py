@@ -31,6 +31,7 @@ from .support import (
     REAL_STREAMS_2,
     STREAM_SUFFIXES,
     Outcome,
+    assert_same_outcome,
     bytes_of,
     run_chunks,
     stream_fixtures,
@@ -64,16 +65,7 @@ def batched_frames(body: bytes, provider: str, monkeypatch: pytest.MonkeyPatch) 
 def assert_same(body: bytes, provider: str | None, **options: Any) -> Outcome:
     """Both paths agree; the batched outcome, for further checks."""
     fast = batched(body, provider, **options)
-    slow = one_by_one(body, provider, **options)
-    assert fast.events == slow.events
-    assert type(fast.error) is type(slow.error)
-    if fast.error is not None and slow.error is not None:
-        assert str(fast.error) == str(slow.error)
-        assert getattr(fast.error, "offset", None) == getattr(slow.error, "offset", None)
-    fast_final, slow_final = fast.response, slow.response
-    assert (fast_final is None) == (slow_final is None)
-    if fast_final is not None and slow_final is not None:
-        assert response_to_dict(fast_final) == response_to_dict(slow_final)
+    assert_same_outcome(fast, one_by_one(body, provider, **options))
     return fast
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -29,6 +29,7 @@ from ..base import (
     stop_reason_from,
     str_or_empty,
 )
+from ..plain import ARGUMENTS, TEXT, Plain, PlainReader
 
 __all__ = ["STOP_REASONS", "AnthropicHandler", "usage_counts"]
 
@@ -60,14 +61,7 @@ def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
     }
 
 
-# The delta types a run reads, and the field that holds each one's piece.
-_RUN_FIELDS: Final[Mapping[Any, str]] = {
-    "text_delta": "text",
-    "input_json_delta": "partial_json",
-}
-
-
-class AnthropicHandler:
+class AnthropicHandler(PlainReader):
     """Stream handler for Messages events."""
 
     __slots__ = ("_message_id", "assembler")
@@ -76,30 +70,33 @@ class AnthropicHandler:
         self.assembler = assembler
         self._message_id: str | None = None
 
-    def on_frame(self, event: str | None, obj: Any) -> None:
-        if obj.__class__ is dict:
-            kind = obj.get("type", event)
-            if kind == "content_block_delta":
-                # Nearly every event: a text or argument fragment for a block keyed by an
-                # int, read here without further calls; anything else takes _block_delta.
-                delta = obj.get("delta")
-                key = obj.get("index")
-                if delta.__class__ is dict and key.__class__ is int:
-                    delta_type = delta.get("type")
-                    if delta_type == "text_delta":
-                        text = delta.get("text")
-                        self.assembler.text(key, text if text.__class__ is str else "")
-                        return
-                    if delta_type == "input_json_delta":
-                        part = delta.get("partial_json")
-                        self.assembler.tool_input(key, part if part.__class__ is str else "")
-                        return
-                self._block_delta(obj)
-                return
-        elif not isinstance(obj, Mapping):
+    def _plain(self, name: str | None, obj: Any) -> Plain | None:
+        # A text or argument fragment for a block keyed by an int (see PlainReader); one
+        # that names its type only by its SSE event is _on_other's. Subscripts read it
+        # quickest; what fails them is not plain.
+        piece = None
+        try:
+            if obj["type"] == "content_block_delta":
+                delta = obj["delta"]
+                key = obj["index"]
+                delta_type = delta["type"]
+                if delta_type == "text_delta":
+                    piece = delta["text"]
+                elif delta_type == "input_json_delta":
+                    piece = delta["partial_json"]
+        except (KeyError, TypeError, IndexError):
+            pass
+        if piece.__class__ is not str or key.__class__ is not int:
+            return None
+        if delta_type == "text_delta":
+            return key, piece, TEXT
+        return key, piece, ARGUMENTS
+
+    def _on_other(self, name: str | None, obj: Any) -> None:
+        event = name
+        if obj.__class__ is not dict and not isinstance(obj, Mapping):
             raise shape_error("an event is not a JSON object")
-        else:
-            kind = obj.get("type", event)
+        kind = obj.get("type", event)
         if kind is None or kind == "chunk":
             obj = self._unwrap(event, obj)
             if obj is None:
@@ -125,54 +122,6 @@ class AnthropicHandler:
                 pass  # sent anywhere, even between the deltas of one block
             case _:
                 pass  # event types added later by the API are ignored (documented rule)
-
-    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
-        """Runs of ``content_block_delta`` events of one delta type for one block, each
-        handed to the assembler at once (:class:`~laminate._apis.base.RunHandler`)."""
-        asm = self.assembler
-        count = len(objs)
-        i = start
-        while i < count:
-            obj = objs[i]
-            if obj.__class__ is not dict or obj.get("type") != "content_block_delta":
-                return i
-            key = obj.get("index")
-            delta = obj.get("delta")
-            if key.__class__ is not int or delta.__class__ is not dict:
-                return i
-            delta_type = delta.get("type")
-            field = _RUN_FIELDS.get(delta_type) if delta_type.__class__ is str else None
-            if field is None:
-                return i
-            pieces: list[str] = []
-            j = i
-            # By subscripts: parsed JSON holds no mapping but a dict, so reads that
-            # succeed have read dicts all the way.
-            try:
-                while j < count:
-                    obj = objs[j]
-                    delta = obj["delta"]
-                    piece = delta[field]
-                    index = obj["index"]
-                    if (
-                        obj["type"] != "content_block_delta"
-                        or delta["type"] != delta_type
-                        or index.__class__ is not int
-                        or index != key
-                        or piece.__class__ is not str
-                    ):
-                        break
-                    pieces.append(piece)
-                    j += 1
-            except (KeyError, TypeError, IndexError):
-                pass  # frame j is on_frame's
-            if j == i:
-                return i
-            took = asm.texts(key, pieces) if field == "text" else asm.tool_inputs(key, pieces)
-            if not took:
-                return i
-            i = j
-        return i
 
     def _unwrap(self, event: str | None, obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The Messages event inside a Bedrock InvokeModelWithResponseStream ``chunk``:

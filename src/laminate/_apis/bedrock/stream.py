@@ -38,7 +38,7 @@ server tools: ``toolUse`` of type ``server_tool_use``, ``toolResult``) is kept a
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -58,6 +58,7 @@ from ..base import (
     stop_reason_from,
     str_or_empty,
 )
+from ..plain import ARGUMENTS, TEXT, Plain, PlainReader
 
 __all__ = [
     "EVENTS",
@@ -99,7 +100,7 @@ def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
     }
 
 
-class BedrockHandler:
+class BedrockHandler(PlainReader):
     """Stream handler for ConverseStream events.
 
     An InvokeModelWithResponseStream stream (``chunk`` events, each wrapping one of the
@@ -118,85 +119,42 @@ class BedrockHandler:
         # Open Unknown blocks (server tools): their type and data, which deltas extend.
         self._unknown: dict[int, tuple[str, dict[str, Any]]] = {}
 
-    def on_frame(self, event: str | None, obj: Any) -> None:
-        if event == "contentBlockDelta" and obj.__class__ is dict:  # nearly every event
-            # One text or argument fragment for an int-keyed block, read here without
-            # further calls; anything else takes _block_delta.
-            delta = obj.get("delta")
-            key = obj.get("contentBlockIndex")
-            if delta.__class__ is dict and key.__class__ is int and len(delta) == 1:
-                text = delta.get("text")
-                if text.__class__ is str:
-                    self.assembler.text(key, text)
-                    return
-                tool = delta.get("toolUse")
-                if tool.__class__ is dict:
-                    fragment = tool.get("input")
-                    if fragment.__class__ is str:
-                        self.assembler.tool_input(key, fragment)
-                        return
+    def _plain(self, name: str | None, obj: Any) -> Plain | None:
+        # One text or argument fragment, alone in its delta, for an int-keyed block (see
+        # PlainReader). Subscripts read it quickest; what fails them is not plain.
+        if name != "contentBlockDelta":
+            return None
+        piece = None
+        try:
+            delta = obj["delta"]
+            key = obj["contentBlockIndex"]
+            is_text = "text" in delta
+            piece = delta["text"] if is_text else delta["toolUse"]["input"]
+        except (KeyError, TypeError, IndexError):
+            pass
+        if piece.__class__ is not str or key.__class__ is not int or len(delta) != 1:
+            return None
+        if is_text:
+            return key, piece, TEXT
+        return key, piece, ARGUMENTS
+
+    def _on_other(self, name: str | None, obj: Any) -> None:
+        if name == "contentBlockDelta" and obj.__class__ is dict:
             self._block_delta(obj)
             return
         if obj.__class__ is not dict and not isinstance(obj, Mapping):
             raise shape_error("a ConverseStream event is not a JSON object")
-        if event == "chunk" or (event is None and "chunk" in obj) or self._inner is not None:
-            self._chunk(event, obj)
+        if name == "chunk" or (name is None and "chunk" in obj) or self._inner is not None:
+            self._chunk(name, obj)
             return
-        if event is None:
+        if name is None:
             # boto3's shape: one key, the event's name, around the payload.
-            for name, payload in obj.items():
-                if name in EVENTS or is_exception_name(name):
-                    self._dispatch(name, payload)
+            for event, payload in obj.items():
+                if event in EVENTS or is_exception_name(event):
+                    self._dispatch(event, payload)
                     return
             return  # an event type added later (documented rule: ignored)
-        self._dispatch(event, obj)
-
-    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
-        """Runs of ``contentBlockDelta`` events of one kind (text, or a tool call's input)
-        for one block, each handed to the assembler at once
-        (:class:`~laminate._apis.base.RunHandler`)."""
-        if names is None:  # boto3's shape, {"<name>": payload}: one by one
-            return start
-        asm = self.assembler
-        count = len(objs)
-        i = start
-        while i < count:
-            if names[i] != "contentBlockDelta":
-                return i
-            obj = objs[i]
-            key = obj.get("contentBlockIndex") if obj.__class__ is dict else None
-            if key.__class__ is not int:
-                return i
-            delta = obj.get("delta")
-            is_text = delta.__class__ is dict and "text" in delta
-            pieces: list[str] = []
-            j = i
-            # What on_frame's fast path reads, by subscripts: parsed JSON holds no mapping
-            # but a dict, so one that succeeds has read dicts all the way.
-            try:
-                while j < count and names[j] == "contentBlockDelta":
-                    obj = objs[j]
-                    delta = obj["delta"]
-                    piece = delta["text"] if is_text else delta["toolUse"]["input"]
-                    index = obj["contentBlockIndex"]
-                    if (
-                        index.__class__ is not int
-                        or index != key
-                        or piece.__class__ is not str
-                        or len(delta) != 1
-                    ):
-                        break
-                    pieces.append(piece)
-                    j += 1
-            except (KeyError, TypeError, IndexError):
-                pass  # frame j is on_frame's
-            if j == i:
-                return i
-            took = asm.texts(key, pieces) if is_text else asm.tool_inputs(key, pieces)
-            if not took:
-                return i
-            i = j
-        return i
+        self._dispatch(name, obj)
 
     def _chunk(self, event: str | None, obj: Any) -> None:
         """An InvokeModelWithResponseStream frame: handed to the carried model's reader."""
@@ -267,18 +225,6 @@ class BedrockHandler:
         if key.__class__ is not int:
             key = _key(obj)
         asm = self.assembler
-        if len(delta) == 1:
-            # Nearly every delta: one text or argument fragment, read without the loop.
-            text = delta.get("text")
-            if text.__class__ is str:
-                asm.text(key, text)
-                return
-            tool = delta.get("toolUse")
-            if tool.__class__ is dict:
-                fragment = tool.get("input")
-                if fragment.__class__ is str:
-                    asm.tool_input(key, fragment)
-                    return
         for kind, value in delta.items():
             match kind:
                 case "text":

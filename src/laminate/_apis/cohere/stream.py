@@ -44,7 +44,7 @@ Rules, each tested:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -61,6 +61,7 @@ from ..base import (
     stop_reason_from,
     str_or_empty,
 )
+from ..plain import ARGUMENTS, TEXT, Plain, PlainReader
 
 __all__ = [
     "PLAN_ID",
@@ -129,7 +130,7 @@ def _index(obj: Mapping[str, Any]) -> int:
     return found
 
 
-class CohereHandler:
+class CohereHandler(PlainReader):
     """Stream handler for Cohere v2 chat events."""
 
     __slots__ = ("_message_id", "_open_calls", "assembler")
@@ -139,33 +140,39 @@ class CohereHandler:
         self._message_id: str | None = None
         self._open_calls: set[int] = set()
 
-    def on_frame(self, event: str | None, obj: Any) -> None:
+    def _plain(self, name: str | None, obj: Any) -> Plain | None:
+        # The text of a `content-delta` that carries nothing else, or a `tool-call-delta`'s
+        # argument fragment, for a block keyed by an int (see PlainReader). Subscripts
+        # read it quickest; what fails them is not plain.
+        piece = None
+        try:
+            kind = obj["type"]
+            index = obj["index"]
+            message = obj["delta"]["message"]
+            if kind == "content-delta":
+                content = message["content"]
+                piece = content["text"]
+            elif kind == "tool-call-delta":
+                piece = message["tool_calls"]["function"]["arguments"]
+        except (KeyError, TypeError, IndexError):
+            pass
+        if piece.__class__ is not str or index.__class__ is not int:
+            return None
+        if kind == "tool-call-delta":
+            return -1 - index, piece, ARGUMENTS
+        if len(content) == 1:
+            return index, piece, TEXT
+        return None
+
+    def _on_other(self, name: str | None, obj: Any) -> None:
         if obj.__class__ is not dict and not isinstance(obj, Mapping):
             raise shape_error("an event is not a JSON object")
         kind = obj.get("type")
-        # The deltas are nearly every event: one chain of lookups, no checks beyond it.
         if kind == "content-delta":
-            try:
-                content = obj["delta"]["message"]["content"]
-                text = content.get("text")
-                index = obj["index"]
-            except (KeyError, TypeError, AttributeError):
-                text = index = None
-            if text.__class__ is str and index.__class__ is int and len(content) == 1:
-                self.assembler.text(index, text)
-            else:
-                self._content_delta(obj)
+            self._content_delta(obj)
             return
         if kind == "tool-call-delta":
-            try:
-                fragment = obj["delta"]["message"]["tool_calls"]["function"]["arguments"]
-                index = obj["index"]
-            except (KeyError, TypeError):
-                fragment = index = None
-            if fragment.__class__ is str and index.__class__ is int:
-                self.assembler.tool_input(-1 - index, fragment)
-            else:
-                self._call_delta(obj)
+            self._call_delta(obj)
             return
         match kind:
             case "tool-plan-delta":
@@ -196,44 +203,6 @@ class CohereHandler:
                 self._untyped(obj)
             case _:
                 pass  # event types added later are ignored (documented rule)
-
-    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
-        """Runs of ``content-delta`` (plain text) or ``tool-call-delta`` (arguments) events
-        for one block, each handed to the assembler at once
-        (:class:`~laminate._apis.base.RunHandler`)."""
-        asm = self.assembler
-        count = len(objs)
-        i = start
-        while i < count:
-            obj = objs[i]
-            kind = obj.get("type") if obj.__class__ is dict else None
-            if kind not in ("content-delta", "tool-call-delta"):  # a tuple: kind may be a list
-                return i
-            text = kind == "content-delta"
-            pieces: list[str] = []
-            key = None
-            j = i
-            while j < count:
-                obj = objs[j]
-                if obj.__class__ is not dict or obj.get("type") != kind:
-                    break
-                index = obj.get("index")
-                piece = _text_piece(obj) if text else _arguments_piece(obj)
-                if piece is None or index.__class__ is not int:
-                    break
-                if key is None:
-                    key = index
-                elif index != key:
-                    break
-                pieces.append(piece)
-                j += 1
-            if key is None:
-                return i
-            took = asm.texts(key, pieces) if text else asm.tool_inputs(-1 - key, pieces)
-            if not took:
-                return i
-            i = j
-        return i
 
     def on_done_marker(self) -> None:
         end_at_done_marker(self.assembler, "Cohere's message-end")
@@ -459,22 +428,3 @@ def _body_call(assembler: Assembler, key: int, call: Mapping[str, Any]) -> None:
         arguments = json_text(arguments)
     assembler.tool_input(key, str_or_empty(arguments))
     assembler.end(key)
-
-
-def _text_piece(obj: dict[str, Any]) -> str | None:
-    """A ``content-delta``'s text, when it is all the delta carries (on_frame's fast path)."""
-    try:
-        content = obj["delta"]["message"]["content"]
-        text = content.get("text")
-    except (KeyError, TypeError, AttributeError):
-        return None
-    return text if text.__class__ is str and len(content) == 1 else None
-
-
-def _arguments_piece(obj: dict[str, Any]) -> str | None:
-    """A ``tool-call-delta``'s argument fragment (on_frame's fast path)."""
-    try:
-        fragment = obj["delta"]["message"]["tool_calls"]["function"]["arguments"]
-    except (KeyError, TypeError):
-        return None
-    return fragment if fragment.__class__ is str else None

@@ -35,7 +35,7 @@ So the handler keeps what the wire leaves implicit, one walk over each frame:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler, UsageCounts
@@ -49,6 +49,7 @@ from ..base import (
     shape_error,
     stop_reason_from,
 )
+from ..plain import TEXT, Plain, PlainReader
 from .arguments import ArgumentWriter
 
 __all__ = [
@@ -156,7 +157,7 @@ def _counts(usage: Mapping[str, Any]) -> UsageCounts:
     return prompt, output, cached, None, thoughts
 
 
-class GeminiHandler:
+class GeminiHandler(PlainReader):
     """Stream handler for ``GenerateContentResponse`` frames."""
 
     __slots__ = ("_args", "_choice", "_key", "_kind", "_meta", "_next", "_signed", "assembler")
@@ -171,7 +172,66 @@ class GeminiHandler:
         self._next = 0
         self._meta: dict[str, dict[str, Any]] = {}
 
-    def on_frame(self, event: str | None, obj: Any) -> None:
+    def _plain(self, name: str | None, obj: Any) -> Plain | None:
+        # A chunk of the chosen candidate that continues the text block with one text part,
+        # with nothing else but the usage so far (kept by _took), once the answer has
+        # started (see PlainReader). Subscripts read it quickest; what fails them is not
+        # plain.
+        if self._kind != _TEXT or not self.assembler.started:
+            return None
+        text = None
+        try:
+            candidates = obj["candidates"]
+            candidate = candidates[0]
+            content = candidate["content"]
+            index = candidate["index"]
+            parts = content["parts"]
+            part = parts[0]
+            text = part["text"]
+        except (KeyError, TypeError, IndexError):
+            pass
+        if (
+            text.__class__ is not str
+            or obj.__class__ is not dict
+            or "error" in obj
+            or obj.get("promptFeedback")
+            or candidates.__class__ is not list
+            or len(candidates) != 1
+            or candidate.__class__ is not dict
+            or len(candidate) != 2
+            or index.__class__ is not int
+            or index != self._choice
+            or content.__class__ is not dict
+            or parts.__class__ is not list
+            or len(parts) != 1
+            or part.__class__ is not dict
+            or len(part) != 1
+        ):
+            return None
+        usage = obj.get("usageMetadata")
+        if usage and usage.__class__ is not dict:
+            return None
+        return self._key, text, TEXT, usage
+
+    def _took(self, extras: list[Any]) -> None:
+        """The usage so far that plain chunks carried. Each one's counts replace the
+        last's, so the last alone gives the same result when they all have the same keys
+        and its counts are integers; otherwise each is applied in turn."""
+        usages = [usage for usage in extras if usage]
+        if not usages:
+            return
+        last = usages[-1]
+        if len(usages) > 1:
+            keys = last.keys()
+            if all(usage.keys() == keys for usage in usages) and all(
+                last.get(name).__class__ is int for name in _COUNTS if name in last
+            ):
+                usages = [last]
+        asm = self.assembler
+        for usage in usages:
+            asm.counts(usage, _counts(usage))
+
+    def _on_other(self, name: str | None, obj: Any) -> None:
         if obj.__class__ is not dict and not isinstance(obj, Mapping):
             raise shape_error("a Gemini chunk is not a JSON object")
         if "error" in obj:
@@ -186,27 +246,7 @@ class GeminiHandler:
             for candidate in candidates:
                 if candidate.__class__ is not dict and not isinstance(candidate, Mapping):
                     raise shape_error("a candidate is not an object")
-                index = candidate.get("index")
-                if (index or 0) == self._choice:
-                    # Nearly every chunk: `content` and `index` alone (so no metadata and no
-                    # finish reason), one `{"text": ...}` part continuing the text block;
-                    # read here, without _candidate's call. Anything else takes it.
-                    content = candidate.get("content")
-                    if (
-                        len(candidate) == 2
-                        and index is not None
-                        and content.__class__ is dict
-                        and self._kind == _TEXT
-                    ):
-                        parts = content.get("parts")
-                        if parts.__class__ is list and len(parts) == 1:
-                            part = parts[0]
-                            if part.__class__ is dict and len(part) == 1:
-                                text = part.get("text")
-                                if text.__class__ is str:
-                                    if text:
-                                        asm.text(self._key, text)
-                                    break
+                if (candidate.get("index") or 0) == self._choice:
                     self._candidate(candidate)
                     break
         usage = obj.get("usageMetadata")
@@ -220,68 +260,6 @@ class GeminiHandler:
             if isinstance(blocked, str) and blocked:
                 # The prompt was refused: a complete answer with no content.
                 self._finish(_FILTERED.with_raw(blocked))
-
-    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
-        """A run of chunks that each continue the text block with one text part (on_frame's
-        fast path), handed to the assembler at once
-        (:class:`~laminate._apis.base.RunHandler`).
-
-        Every chunk carries the usage so far. Each one's counts replace the last's, so the
-        run's last usage alone gives the same result when every usage in the run has the
-        same keys and the last one's counts are all integers; otherwise each is applied in
-        turn, as on_frame would."""
-        asm = self.assembler
-        if not asm.started or self._kind != _TEXT:
-            return start
-        wanted = self._choice
-        pieces: list[str] = []
-        usages: list[dict[str, Any]] = []
-        keys = None
-        count = len(objs)
-        j = start
-        while j < count:
-            obj = objs[j]
-            if obj.__class__ is not dict or "error" in obj or obj.get("promptFeedback"):
-                break
-            candidates = obj.get("candidates")
-            if candidates.__class__ is not list or len(candidates) != 1:
-                break
-            candidate = candidates[0]
-            if candidate.__class__ is not dict or len(candidate) != 2:
-                break
-            index = candidate.get("index")
-            content = candidate.get("content")
-            if index.__class__ is not int or index != wanted or content.__class__ is not dict:
-                break
-            parts = content.get("parts")
-            if parts.__class__ is not list or len(parts) != 1:
-                break
-            part = parts[0]
-            if part.__class__ is not dict or len(part) != 1:
-                break
-            text = part.get("text")
-            if text.__class__ is not str:
-                break
-            usage = obj.get("usageMetadata")
-            if usage:
-                if usage.__class__ is not dict:
-                    break
-                if keys is None:
-                    keys = usage.keys()
-                elif usage.keys() != keys:
-                    break
-                usages.append(usage)
-            pieces.append(text)
-            j += 1
-        if j == start or not asm.texts(self._key, pieces):
-            return start
-        if usages:
-            last = usages[-1]
-            if all(last.get(name).__class__ is int for name in _COUNTS if name in last):
-                usages = usages[-1:]
-            for usage in usages:
-                asm.counts(usage, _counts(usage))
-        return j
 
     def on_done_marker(self) -> None:
         # Gemini sends no `[DONE]`; a proxy that adds one after the finish reason ends the
@@ -299,15 +277,7 @@ class GeminiHandler:
             if parts:
                 if parts.__class__ is not list:
                     raise shape_error("`parts` is not a list")
-                asm = self.assembler
                 for part in parts:
-                    # Nearly every part: `{"text": ...}` alone, continuing the text block.
-                    if part.__class__ is dict and len(part) == 1 and self._kind == _TEXT:
-                        text = part.get("text")
-                        if text.__class__ is str:
-                            if text:
-                                asm.text(self._key, text)
-                            continue
                     self._part(part)
         if not candidate.keys().isdisjoint(METADATA):
             for name in METADATA:

@@ -7,7 +7,7 @@ line is the server reporting a failure mid-stream (the HTTP status stays 200).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -20,6 +20,7 @@ from ..base import (
     stop_reason_from,
     str_or_empty,
 )
+from ..plain import TEXT, Plain, PlainReader
 from ..think import ThinkSplitter
 
 __all__ = ["STOP_REASONS", "OllamaHandler", "parse_body", "stop_reason", "usage_counts"]
@@ -60,7 +61,7 @@ _USAGE_KEYS: Final = (
 )
 
 
-class OllamaHandler:
+class OllamaHandler(PlainReader):
     """Stream handler for ``/api/chat`` and ``/api/generate`` lines."""
 
     __slots__ = ("_calls", "_think", "assembler")
@@ -70,7 +71,24 @@ class OllamaHandler:
         self._think = ThinkSplitter() if options is not None and options.think_tags else None
         self._calls = 0
 
-    def on_frame(self, event: str | None, obj: Any) -> None:
+    def _plain(self, name: str | None, obj: Any) -> Plain | None:
+        # A line of text alone, `{"role": "assistant", "content": "..."}`, once the answer
+        # has started, that neither ends nor fails it (see PlainReader). Subscripts read
+        # it quickest; what fails them is not plain.
+        if obj.__class__ is not dict or self._think is not None or not self.assembler.started:
+            return None
+        text = None
+        try:
+            message = obj["message"]
+            if len(message) == 2 and "role" in message:
+                text = message["content"]
+        except (KeyError, TypeError, IndexError):
+            pass
+        if text.__class__ is not str or obj.get("error") or obj.get("done") is True:
+            return None
+        return _TEXT, text, TEXT
+
+    def _on_other(self, name: str | None, obj: Any) -> None:
         if not isinstance(obj, dict):
             raise shape_error("a line is not a JSON object")
         if obj.get("error"):
@@ -79,14 +97,7 @@ class OllamaHandler:
         if not asm.started:
             asm.start(str_or_empty(obj.get("id")), str_or_empty(obj.get("model")))
         message = obj.get("message")
-        if message.__class__ is dict and len(message) == 2 and self._think is None:
-            # The hot path: `{"role": "assistant", "content": "..."}`.
-            text = message.get("content")
-            if text.__class__ is str:
-                asm.text(_TEXT, text)
-            else:
-                self._on_message(message)
-        elif message is not None:
+        if message is not None:
             if not isinstance(message, Mapping):
                 raise shape_error("`message` is not an object")
             self._on_message(message)
@@ -94,32 +105,6 @@ class OllamaHandler:
             self._on_generate(obj)
         if obj.get("done") is True:
             self._on_done(obj)
-
-    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
-        """A run of lines that each add text and nothing else (on_frame's fast path: a
-        message of role and content, not done), handed to the assembler at once
-        (:class:`~laminate._apis.base.RunHandler`)."""
-        asm = self.assembler
-        if not asm.started or self._think is not None:
-            return start
-        pieces: list[str] = []
-        count = len(objs)
-        j = start
-        while j < count:
-            obj = objs[j]
-            if obj.__class__ is not dict or obj.get("error") or obj.get("done") is True:
-                break
-            message = obj.get("message")
-            if message.__class__ is not dict or len(message) != 2:
-                break
-            text = message.get("content")
-            if text.__class__ is not str:
-                break
-            pieces.append(text)
-            j += 1
-        if j == start or not asm.texts(_TEXT, pieces):
-            return start
-        return j
 
     def on_done_marker(self) -> None:
         raise shape_error("`[DONE]` in an NDJSON stream")

@@ -1,0 +1,219 @@
+"""Plain deltas read in one place (``laminate._apis.plain``): each API's ``on_frame`` and
+``run`` are made from its ``_plain``. The made methods give what the reference ones (which
+call ``_plain`` frame by frame) give, on every fixture, fed whole (batches) and byte by
+byte; ``_plain`` itself is held to the form that can be inlined; the made code shows in
+tracebacks."""
+
+from __future__ import annotations
+
+import importlib.util
+import linecache
+import re
+import tempfile
+import traceback
+from collections.abc import Hashable
+from pathlib import Path
+
+import pytest
+
+from laminate import ToolInputDelta
+from laminate._apis import registry
+from laminate._apis.plain import ARGUMENTS, TEXT, Plain, PlainReader, hand_over
+from laminate._core.assembler import Assembler
+from laminate._normalizer import StreamNormalizer
+
+from .support import (
+    Fixture,
+    Outcome,
+    assert_same_outcome,
+    bytes_of,
+    run_chunks,
+    stream_fixtures,
+)
+
+_FIXTURES = stream_fixtures()
+
+
+def _handler_class(provider: str) -> type:
+    return type(StreamNormalizer(provider=provider)._handler)
+
+
+def test_every_stream_api_reads_its_plain_deltas_in_one_place() -> None:
+    """Every API's handler is a PlainReader with a ``_plain`` of its own, and no API's
+    module has a hand-written ``run`` or ``on_frame`` besides what is made from it."""
+    for name in registry.PROVIDERS:
+        handler = _handler_class(name)
+        assert issubclass(handler, PlainReader), name
+        assert "_plain" in handler.__dict__, name
+        for method in ("on_frame", "run"):
+            made = handler.__dict__[method]
+            assert made.__code__.co_filename.endswith("made from _plain>"), (name, method)
+
+
+def _outcome(fixture: Fixture, *, reference: bool, whole: bool) -> Outcome:
+    body = fixture.path.read_bytes()
+    handler = _handler_class(fixture.provider)
+    chunks = [body[:1], body[1:]] if whole else bytes_of(body)
+    if not reference:
+        return run_chunks(chunks, fixture.provider)
+    made = handler.__dict__["on_frame"], handler.__dict__["run"]
+    setattr(handler, "on_frame", PlainReader.on_frame)  # noqa: B010
+    setattr(handler, "run", PlainReader.run)  # noqa: B010
+    try:
+        return run_chunks(chunks, fixture.provider)
+    finally:
+        setattr(handler, "on_frame", made[0])  # noqa: B010
+        setattr(handler, "run", made[1])  # noqa: B010
+
+
+@pytest.mark.parametrize("fixture", _FIXTURES, ids=[f.id for f in _FIXTURES])
+@pytest.mark.parametrize("whole", [True, False], ids=["batches", "byte-by-byte"])
+def test_the_made_methods_read_as_the_reference(fixture: Fixture, whole: bool) -> None:
+    """The inlined ``on_frame`` and ``run`` give the events, error and response that
+    calling ``_plain`` frame by frame gives."""
+    made = _outcome(fixture, reference=False, whole=whole)
+    assert_same_outcome(made, _outcome(fixture, reference=True, whole=whole))
+
+
+# -- what _plain may hold ------------------------------------------------------------------
+
+
+def _reader(body: str) -> type:
+    """A PlainReader whose ``_plain`` is ``body``, from a module of its own (the made
+    methods are built from the method's source, which inspect reads from a file)."""
+    indented = "\n".join("        " + line for line in body.strip("\n").splitlines())
+    folder = Path(tempfile.mkdtemp())
+    path = folder / "made_reader.py"
+    path.write_text(_READER.format(body=indented), "utf-8")
+    spec = importlib.util.spec_from_file_location("made_reader", path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    reader: type = module.Reader
+    return reader
+
+
+_READER = """from laminate._apis.plain import ARGUMENTS, TEXT, PlainReader
+
+
+class Reader(PlainReader):
+    __slots__ = ("assembler", "others")
+
+    def __init__(self, assembler):
+        self.assembler = assembler
+        self.others = []
+
+    def _plain(self, name, obj):
+{body}
+
+    def _on_other(self, name, obj):
+        self.others.append(obj)
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ("for x in obj:\n    return None", "For"),
+        ("while obj:\n    return None", "While"),
+        ("with obj:\n    return None", "With"),
+        ("del obj\nreturn None", "Delete"),
+        ("try:\n    x = obj['a']\nexcept KeyError:\n    return None", "try"),
+        ("try:\n    return obj['a'], 'x', TEXT\nexcept KeyError:\n    pass", "try"),
+        ("return obj, 'x'", "None or (key, piece"),
+        ("return obj, 'x', True", "None or (key, piece"),
+        ("if obj:\n    return 1, 'x', TEXT\nreturn 1, 'x', TEXT, None", "items"),
+        ("pieces = obj\nreturn None", "pieces"),
+        ("f = lambda: 1\nreturn None", "Lambda"),
+    ],
+)
+def test_a_plain_reader_that_cannot_be_inlined_is_refused(body: str, says: str) -> None:
+    with pytest.raises(TypeError, match=re.escape(says)):
+        _reader(body)
+
+
+def test_a_plain_reader_reads_runs_and_frames() -> None:
+    reader = _reader(
+        """
+piece = None
+try:
+    key = obj["k"]
+    piece = obj["t"]
+except (KeyError, TypeError):
+    pass
+if piece.__class__ is not str:
+    return None
+if name == "args":
+    return key, piece, ARGUMENTS
+return key, piece, TEXT
+"""
+    )
+    asm = Assembler("test", max_tool_input_size=1 << 20)
+    asm.start("", "")
+    asm.tool_start("call", "id", "f")
+    handler = reader(asm)
+    objs = [{"k": 0, "t": "a"}, {"k": 0, "t": "b"}, {"k": "call", "t": "{}"}, {"k": 0}]
+    names = [None, None, "args", None]
+    assert handler.run(names, objs, 0) == 3
+    assert handler.run(names, objs, 3) == 3
+    handler.on_frame(None, objs[3])
+    handler.on_frame(None, {"k": 0, "t": "c"})
+    assert handler.others == [{"k": 0}]
+    assert asm.snapshot().text() == "abc"
+
+
+def test_the_made_code_shows_in_tracebacks() -> None:
+    reader = _reader(
+        """
+if obj["boom"]:
+    return None
+return None
+"""
+    )
+    handler = reader(Assembler("test", max_tool_input_size=1 << 20))
+    with pytest.raises(KeyError) as caught:
+        handler.on_frame(None, {})
+    made = caught.traceback[-1]
+    assert str(made.path).endswith("made from _plain>")
+    assert "obj['boom']" in "".join(traceback.format_tb(caught.value.__traceback__))
+    assert linecache.getlines(str(made.path))
+
+
+# -- hand_over --------------------------------------------------------------------------------
+
+
+def _assembler_with_calls() -> Assembler:
+    asm = Assembler("test", max_tool_input_size=1 << 20)
+    asm.start("", "")
+    asm.tool_start("a", "1", "f")
+    asm.tool_start("b", "2", "g")
+    return asm
+
+
+def test_calls_sent_turn_about_go_in_one_call() -> None:
+    asm = _assembler_with_calls()
+    keys: list[Hashable] = ["a", "b", "a", "b"]
+    taken = hand_over(
+        asm, 5, ["{", "[", "}", "]"], stretches=[0, 1, 2, 3], keys=keys, kinds=[False] * 4
+    )
+    assert taken == 9
+    deltas = [(e.index, e.fragment) for e in asm.events if isinstance(e, ToolInputDelta)]
+    assert deltas == [(0, "{"), (1, "["), (0, "}"), (1, "]")]
+
+
+def test_a_refused_stretch_is_left_to_on_frame() -> None:
+    asm = _assembler_with_calls()
+    # Text, then a piece for a call that is not open: the text is taken, the rest left.
+    taken = hand_over(
+        asm, 2, ["hi", "{}"], stretches=[0, 1], keys=["t", "closed"], kinds=[TEXT, ARGUMENTS]
+    )
+    assert taken == 3
+    assert asm.snapshot().text() == "hi"
+
+
+def test_the_plain_type_is_what_readers_give() -> None:
+    delta: Plain = ("key", "piece", TEXT)
+    extra: Plain = ("key", "piece", ARGUMENTS, {"usage": 1})
+    assert len(delta) == 3
+    assert len(extra) == 4
