@@ -78,6 +78,13 @@ class PlainReader:
         """Any frame that is not a plain delta."""
         raise NotImplementedError
 
+    def _ready(self, key: Hashable, kind: bool) -> bool:
+        """Whether block ``key`` takes plain deltas of ``kind`` as they come, where that
+        depends on more than the frame (the block is open, an item is still live): asked
+        once per stretch of one block's deltas in a run, and for each plain delta
+        ``on_frame`` reads. A reader that does not define it needs no such check."""
+        return True
+
     def _took(self, extras: list[Any]) -> None:
         """What the plain deltas just handed over also carried (the fourth item ``_plain``
         gave each of them), in their order: needed only by a reader that gives one."""
@@ -86,7 +93,7 @@ class PlainReader:
     def on_frame(self, event: str | None, obj: Any) -> None:
         """One parsed frame: a plain delta to the assembler, anything else ``_on_other``'s."""
         hit = self._plain(event, obj)
-        if hit is None:
+        if hit is None or not self._ready(hit[0], hit[2]):
             self._on_other(event, obj)
             return
         key, piece, kind = hit[:3]
@@ -113,6 +120,8 @@ class PlainReader:
                 break
             key, piece, kind = hit[:3]
             if not keys or kinds[-1] is not kind or keys[-1] != key:
+                if not self._ready(key, kind):
+                    break
                 stretches.append(len(pieces))
                 keys.append(key)
                 kinds.append(kind)
@@ -197,6 +206,7 @@ _SHAPES: Final = {
         "        add_piece = pieces.append\n"
         "        add_extra = extras.append\n"
         "        key_now = kind_now = None\n"
+        "        ready_keys = set()\n"
         "        LOOP\n"
         "            BODY\n"
         "            break\n"
@@ -238,7 +248,8 @@ def _make(cls: type, method: str) -> Callable[..., Any]:
     # demand (SSE's), and most APIs name a frame inside its payload.
     uses_name = any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(definition))
     _gives_extras(cls, definition)
-    body = _Inline(method, name, obj).visit_body(definition.body)  # checks each return
+    ready = any("_ready" in vars(base) for base in cls.__mro__ if base is not PlainReader)
+    body = _Inline(method, name, obj, ready=ready).visit_body(definition.body)
     shape = ast.parse(_SHAPES[method].replace("LOOP", _LOOPS[uses_name]).format(name=name, obj=obj))
     made = shape.body[0]
     if not isinstance(made, ast.FunctionDef):  # never: the shapes above
@@ -274,6 +285,7 @@ def _check(cls: type, definition: ast.FunctionDef) -> None:
 _RESERVED: Final = frozenset(
     {*_HELPERS, "pieces", "stretches", "keys", "kinds", "add_piece", "key_now", "kind_now"}
     | {"plain_key", "names_from", "names", "objs", "start", "extras", "add_extra", "taken"}
+    | {"ready_keys"}
 )
 
 
@@ -303,8 +315,9 @@ def _quiet_try(node: ast.Try) -> bool:
 class _Inline(ast.NodeTransformer):
     """_plain's statements, each ``return`` made what the method does with its value."""
 
-    def __init__(self, method: str, name: str, obj: str) -> None:
+    def __init__(self, method: str, name: str, obj: str, *, ready: bool) -> None:
         self.method, self.name, self.obj = method, name, obj
+        self.ready = ready  # the class asks _ready of a block
 
     def visit_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -334,14 +347,23 @@ class _Inline(ast.NodeTransformer):
             raise TypeError("_plain returns None or (key, piece, TEXT or ARGUMENTS)")
         key, piece = (ast.unparse(element) for element in value.elts[:2])
         extra = ast.unparse(value.elts[3]) if len(value.elts) == 4 else None
+        text = "True" if kind.id == "TEXT" else "False"
         if self.method == "run":
             # A new stretch where the block or the kind changes (the kind's test first:
-            # a key may be None).
-            text = "True" if kind.id == "TEXT" else "False"
+            # a key may be None); the block's readiness asked there, once per key a run.
             keep = f"add_extra({extra})\n" if extra is not None else ""
+            ready = (
+                "    if plain_key not in ready_keys:\n"
+                f"        if not self._ready(plain_key, {text}):\n"
+                "            break\n"
+                "        ready_keys.add(plain_key)\n"
+                if self.ready
+                else ""
+            )
             return _statements(
                 f"plain_key = {key}\n"
                 f"if kind_now is not {text} or plain_key != key_now:\n"
+                f"{ready}"
                 f"    key_now, kind_now = plain_key, {text}\n"
                 "    stretches.append(len(pieces))\n"
                 "    keys.append(plain_key)\n"
@@ -351,7 +373,14 @@ class _Inline(ast.NodeTransformer):
             )
         verb = "text" if kind.id == "TEXT" else "tool_input"
         keep = f"self._took([{extra}])\n" if extra is not None else ""
-        return _statements(f"self.assembler.{verb}({key}, {piece})\n{keep}return")
+        if not self.ready:
+            return _statements(f"self.assembler.{verb}({key}, {piece})\n{keep}return")
+        return _statements(
+            f"plain_key = {key}\n"
+            f"if not self._ready(plain_key, {text}):\n"
+            f"    return self._on_other({self.name}, {self.obj})\n"
+            f"self.assembler.{verb}(plain_key, {piece})\n{keep}return"
+        )
 
 
 def _statements(text: str) -> list[ast.stmt]:

@@ -154,10 +154,13 @@ class OpenAIChatHandler(PlainReader):
             and len(element) == 2
             and function.__class__ is dict
             and len(function) == 1
-            and self.assembler.is_open(key)
         ):
             return key, piece, ARGUMENTS
         return None
+
+    def _ready(self, key: Hashable, kind: bool) -> bool:
+        """A call's arguments go on as they come only while the call is open."""
+        return kind is TEXT or self.assembler.is_open(key)
 
     def _on_other(self, name: str | None, obj: Any) -> None:
         event = name

@@ -131,10 +131,9 @@ class OpenAIResponsesHandler(PlainReader):
         self._tool_items = False
 
     def _plain(self, name: str | None, obj: Any) -> Plain | None:
-        # A text delta for a content part, or an arguments delta for a call, that is open
-        # and has had a piece before (so that nothing about its item changes), in an item
-        # still being written (see PlainReader). Subscripts read it quickest; what fails
-        # them is not plain.
+        # A text delta for a content part, or an arguments delta for a call (see
+        # PlainReader; _ready says whether its block takes it as it comes). Subscripts
+        # read it quickest; what fails them is not plain.
         piece = None
         try:
             kind = obj["type"]
@@ -148,23 +147,21 @@ class OpenAIResponsesHandler(PlainReader):
             pass
         if piece.__class__ is not str or index.__class__ is not int or obj.__class__ is not dict:
             return None
-        state = self._items.get(index)
-        if state is None or not state.kind or state.done:
-            return None
-        if kind == "response.output_text.delta":
-            key = ("part", index, sub)
-            if (
-                sub.__class__ is int
-                and key in state.seen
-                and key not in self._ended
-                and self.assembler.is_open(key)
-            ):
-                return key, piece, TEXT
-            return None
-        call = ("item", index)
-        if _ARGS in state.seen and self.assembler.is_open(call):
-            return call, piece, ARGUMENTS
+        if kind == "response.function_call_arguments.delta":
+            return ("item", index), piece, ARGUMENTS
+        if sub.__class__ is int:
+            return ("part", index, sub), piece, TEXT
         return None
+
+    def _ready(self, key: Hashable, kind: bool) -> bool:
+        """The block is open, in an item still being written, and has had a piece before
+        (so that nothing about its item changes with this one)."""
+        state = self._items.get(key[1]) if key.__class__ is tuple else None
+        if state is None or not state.kind or state.done or not self.assembler.is_open(key):
+            return False
+        if kind is TEXT:
+            return key in state.seen and key not in self._ended
+        return _ARGS in state.seen
 
     def _on_other(self, name: str | None, obj: Any) -> None:
         event = name
