@@ -13,6 +13,7 @@ import tempfile
 import traceback
 from collections.abc import Hashable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -78,13 +79,36 @@ def test_the_made_methods_read_as_the_reference(fixture: Fixture, whole: bool) -
 # -- what _plain may hold ------------------------------------------------------------------
 
 
-def _reader(body: str) -> type:
+_READY_READER = """from laminate._apis.plain import ARGUMENTS, TEXT, PlainReader
+
+
+class Reader(PlainReader):
+    __slots__ = ("asked", "assembler", "others")
+
+    def __init__(self, assembler):
+        self.assembler = assembler
+        self.others = []
+        self.asked = []
+
+    def _plain(self, name, obj):
+{body}
+
+    def _ready(self, key, kind):
+        self.asked.append(key)
+        return key != "shut"
+
+    def _on_other(self, name, obj):
+        self.others.append(obj)
+"""
+
+
+def _reader(body: str, source: str | None = None) -> type:
     """A PlainReader whose ``_plain`` is ``body``, from a module of its own (the made
     methods are built from the method's source, which inspect reads from a file)."""
     indented = "\n".join("        " + line for line in body.strip("\n").splitlines())
     folder = Path(tempfile.mkdtemp())
     path = folder / "made_reader.py"
-    path.write_text(_READER.format(body=indented), "utf-8")
+    path.write_text((source or _READER).format(body=indented), "utf-8")
     spec = importlib.util.spec_from_file_location("made_reader", path)
     assert spec is not None
     assert spec.loader is not None
@@ -163,6 +187,31 @@ return key, piece, TEXT
     assert asm.snapshot().text() == "abc"
 
 
+def test_a_block_not_ready_is_left_to_on_other() -> None:
+    """``_ready`` is asked once per stretch of a run and for each delta on_frame reads;
+    a delta whose block is not ready goes to ``_on_other``."""
+    body = """
+piece = None
+try:
+    key = obj["k"]
+    piece = obj["t"]
+except (KeyError, TypeError):
+    pass
+if piece.__class__ is not str:
+    return None
+return key, piece, TEXT
+"""
+    reader = _reader(body, _READY_READER)
+    asm = Assembler("test", max_tool_input_size=1 << 20)
+    asm.start("", "")
+    handler = reader(asm)
+    objs = [{"k": 0, "t": "a"}, {"k": 0, "t": "b"}, {"k": "shut", "t": "c"}]
+    assert handler.run(None, objs, 0) == 2
+    assert handler.asked == [0, "shut"]  # once for the stretch of block 0
+    handler.on_frame(None, objs[2])
+    assert handler.others == [objs[2]]
+
+
 def test_the_made_code_shows_in_tracebacks() -> None:
     reader = _reader(
         """
@@ -183,33 +232,30 @@ return None
 # -- hand_over --------------------------------------------------------------------------------
 
 
-def _assembler_with_calls() -> Assembler:
+def _handler_with_calls() -> Any:
     asm = Assembler("test", max_tool_input_size=1 << 20)
     asm.start("", "")
     asm.tool_start("a", "1", "f")
     asm.tool_start("b", "2", "g")
-    return asm
+    return _reader("return None")(asm)
 
 
 def test_calls_sent_turn_about_go_in_one_call() -> None:
-    asm = _assembler_with_calls()
+    handler = _handler_with_calls()
     keys: list[Hashable] = ["a", "b", "a", "b"]
-    taken = hand_over(
-        asm, 5, ["{", "[", "}", "]"], stretches=[0, 1, 2, 3], keys=keys, kinds=[False] * 4
-    )
+    taken = hand_over(handler, 5, ["{", "[", "}", "]"], keys, [(0, ARGUMENTS)])
     assert taken == 9
-    deltas = [(e.index, e.fragment) for e in asm.events if isinstance(e, ToolInputDelta)]
+    events = handler.assembler.events
+    deltas = [(e.index, e.fragment) for e in events if isinstance(e, ToolInputDelta)]
     assert deltas == [(0, "{"), (1, "["), (0, "}"), (1, "]")]
 
 
 def test_a_refused_stretch_is_left_to_on_frame() -> None:
-    asm = _assembler_with_calls()
+    handler = _handler_with_calls()
     # Text, then a piece for a call that is not open: the text is taken, the rest left.
-    taken = hand_over(
-        asm, 2, ["hi", "{}"], stretches=[0, 1], keys=["t", "closed"], kinds=[TEXT, ARGUMENTS]
-    )
+    taken = hand_over(handler, 2, ["hi", "{}"], ["t", "closed"], [(0, TEXT), (1, ARGUMENTS)])
     assert taken == 3
-    assert asm.snapshot().text() == "hi"
+    assert handler.assembler.snapshot().text() == "hi"
 
 
 def test_the_plain_type_is_what_readers_give() -> None:

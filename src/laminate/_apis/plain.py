@@ -3,13 +3,19 @@ from that method.
 
 A *plain delta* is a frame that adds one piece of text, or of one tool call's arguments,
 to a block and does nothing else: nearly every frame of a stream. A handler built on
-:class:`PlainReader` writes two methods by hand:
+:class:`PlainReader` writes, by hand:
 
 - ``_plain(name, obj)``: ``(key, piece, TEXT)`` or ``(key, piece, ARGUMENTS)`` for a plain
   delta, ``None`` for any other frame. It is the one place the API's plain deltas are
-  read, and it reads them without changing anything.
+  read, and it reads them without changing anything. A fourth item, if every delta has
+  one, is something the frame also carries (Gemini's usage so far): ``_took`` gets those
+  of the deltas handed over, in order.
 - ``_on_other(name, obj)``: every other frame (the general reader, which also says what
   is wrong with a frame that is not what it should be).
+- ``_ready(key, kind)``, if taking a delta as it comes depends on more than the frame
+  (the block is open, its item still live): asked once per stretch of one block's deltas
+  in a run, and for each delta ``on_frame`` reads. A delta whose block is not ready is
+  ``_on_other``'s.
 
 From ``_plain``'s source, each subclass gets its ``on_frame`` and its ``run``
 (:class:`~.base.RunHandler`): ``_plain``'s statements inlined, where returning a delta
@@ -25,9 +31,9 @@ inlined statements cost what hand-written loops cost. ``_plain`` may therefore h
 ``if``, ``pass``, assignments, expression statements, ``return``, and a ``try`` that only
 reads (subscripts are quicker than ``get``: no ``return`` inside it, handlers that only
 ``pass``); no loops, ``with``, nested functions or ``del``. Each ``return`` gives ``None``
-or the three-tuple with ``TEXT`` or ``ARGUMENTS`` written out: anything else is a
-``TypeError`` when the class is made. The made functions keep ``_plain``'s module globals and show
-their source in tracebacks.
+or the tuple with ``TEXT`` or ``ARGUMENTS`` written out: anything else is a ``TypeError``
+when the class is made. The made functions keep ``_plain``'s module globals and show their
+source in tracebacks.
 """
 
 from __future__ import annotations
@@ -108,9 +114,8 @@ class PlainReader:
         """The plain deltas from ``start`` on, each stretch of one block's pieces handed
         to the assembler in one call; the index of the first frame left to ``on_frame``."""
         pieces: list[str] = []
-        stretches: list[int] = []
         keys: list[Hashable] = []
-        kinds: list[bool] = []
+        changes: list[tuple[int, bool]] = []
         extras: list[Any] = []
         # Not strict: without names, ``repeat(None)`` has no end.
         names_from = repeat(None) if names is None else islice(names, start, None)
@@ -119,56 +124,72 @@ class PlainReader:
             if hit is None:
                 break
             key, piece, kind = hit[:3]
-            if not keys or kinds[-1] is not kind or keys[-1] != key:
-                if not self._ready(key, kind):
-                    break
-                stretches.append(len(pieces))
-                keys.append(key)
-                kinds.append(kind)
+            if not changes or changes[-1][1] is not kind:
+                changes.append((len(pieces), kind))
+            keys.append(key)
             pieces.append(piece)
             extras.extend(hit[3:])
-        taken = hand_over(
-            self.assembler, start, pieces, stretches=stretches, keys=keys, kinds=kinds
-        )
+        taken = hand_over(self, start, pieces, keys, changes)
         if extras and taken > start:
             self._took(extras[: taken - start])
         return taken
 
 
 def hand_over(
-    asm: Assembler,
+    handler: PlainReader,
     start: int,
     pieces: list[str],
-    *,
-    stretches: list[int],
     keys: list[Hashable],
-    kinds: list[bool],
+    changes: list[tuple[int, bool]],
 ) -> int:
-    """Plain deltas read ahead from frame ``start`` on, handed to the assembler.
-    ``pieces`` are their pieces; stretch ``i`` of them, one block's in a row, starts at
-    ``stretches[i]`` and is for block ``keys[i]``, of kind ``kinds[i]``. One stretch goes
-    in one call, calls' arguments sent turn about in one call too, anything else a call
-    per stretch. The index of the first frame not taken: where the assembler refuses a
-    stretch (it would raise, or the block is not what the piece needs), that frame goes
-    to ``on_frame``, which says why."""
+    """Plain deltas read ahead from frame ``start`` on, handed to the assembler: piece
+    ``i`` is for block ``keys[i]``, and ``changes`` holds ``(i, kind)`` where the kind
+    first is and then changes (TEXT or ARGUMENTS). Each block is asked ``_ready`` once;
+    the deltas from the first one for a block not ready on are left. One block's pieces
+    go in one call, calls' arguments sent turn about in one call too, anything else a
+    call per stretch of one block's pieces. The index of the first frame not taken: where
+    the assembler refuses a stretch (it would raise, or the block is not what the piece
+    needs), that frame goes to ``on_frame``, which says why."""
     count = len(pieces)
     if not count:
         return start
-    if len(keys) == 1:
-        took = asm.texts(keys[0], pieces) if kinds[0] else asm.tool_inputs(keys[0], pieces)
-        return start + count if took else start
-    ends = [*stretches[1:], count]
-    if TEXT not in kinds:
-        each = [
-            key for key, at, end in zip(keys, stretches, ends, strict=True) for _ in range(end - at)
-        ]
-        if asm.tool_inputs_mixed(each, pieces):
+    kinds: list[bool] | None = None  # each piece's kind, where the kind changes
+    if len(changes) > 1:
+        kinds = []
+        for (at, kind), end in zip(changes, [*(at for at, _ in changes[1:]), count], strict=True):
+            kinds += repeat(kind, end - at)
+    if type(handler)._ready is not PlainReader._ready:
+        for key in dict.fromkeys(keys):  # each block once, where it first is
+            at = keys.index(key)
+            if not handler._ready(key, kinds[at] if kinds else changes[0][1]):
+                count = min(count, at)
+        if count < len(pieces):
+            if not count:
+                return start
+            del pieces[count:], keys[count:]
+            if kinds is not None:
+                del kinds[count:]
+    asm = handler.assembler
+    first = keys[0]
+    if kinds is None or kinds.count(kinds[0]) == count:
+        kind = changes[0][1]
+        if keys.count(first) == count:
+            took = asm.texts(first, pieces) if kind else asm.tool_inputs(first, pieces)
+            return start + count if took else start
+        if kind is ARGUMENTS and asm.tool_inputs_mixed(keys, pieces):
             return start + count
-    for key, kind, at, end in zip(keys, kinds, stretches, ends, strict=True):
-        share = pieces[at:end]
+    i = 0
+    while i < count:
+        key = keys[i]
+        kind = kinds[i] if kinds is not None else changes[0][1]
+        end = i + 1
+        while end < count and keys[end] == key and (kinds is None or kinds[end] is kind):
+            end += 1
+        share = pieces[i:end]
         took = asm.texts(key, share) if kind else asm.tool_inputs(key, share)
         if not took:
-            return start + at
+            return start + i
+        i = end
     return start + count
 
 
@@ -199,20 +220,17 @@ _SHAPES: Final = {
         "def _make_it(_hand_over, _repeat, _islice):\n"
         "    def run(self, names, objs, start):\n"
         "        pieces = []\n"
-        "        stretches = []\n"
         "        keys = []\n"
-        "        kinds = []\n"
+        "        changes = []\n"
         "        extras = []\n"
         "        add_piece = pieces.append\n"
+        "        add_key = keys.append\n"
         "        add_extra = extras.append\n"
-        "        key_now = kind_now = None\n"
-        "        ready_keys = set()\n"
+        "        kind_now = None\n"
         "        LOOP\n"
         "            BODY\n"
         "            break\n"
-        "        taken = _hand_over(\n"
-        "            self.assembler, start, pieces, stretches=stretches, keys=keys, kinds=kinds\n"
-        "        )\n"
+        "        taken = _hand_over(self, start, pieces, keys, changes)\n"
         "        if extras and taken > start:\n"
         "            self._took(extras[: taken - start])\n"
         "        return taken\n"
@@ -283,9 +301,8 @@ def _check(cls: type, definition: ast.FunctionDef) -> None:
 
 # The names the made methods use around _plain's statements, which it may not use itself.
 _RESERVED: Final = frozenset(
-    {*_HELPERS, "pieces", "stretches", "keys", "kinds", "add_piece", "key_now", "kind_now"}
+    {*_HELPERS, "pieces", "keys", "changes", "add_piece", "add_key", "kind_now"}
     | {"plain_key", "names_from", "names", "objs", "start", "extras", "add_extra", "taken"}
-    | {"ready_keys"}
 )
 
 
@@ -349,25 +366,12 @@ class _Inline(ast.NodeTransformer):
         extra = ast.unparse(value.elts[3]) if len(value.elts) == 4 else None
         text = "True" if kind.id == "TEXT" else "False"
         if self.method == "run":
-            # A new stretch where the block or the kind changes (the kind's test first:
-            # a key may be None); the block's readiness asked there, once per key a run.
             keep = f"add_extra({extra})\n" if extra is not None else ""
-            ready = (
-                "    if plain_key not in ready_keys:\n"
-                f"        if not self._ready(plain_key, {text}):\n"
-                "            break\n"
-                "        ready_keys.add(plain_key)\n"
-                if self.ready
-                else ""
-            )
             return _statements(
-                f"plain_key = {key}\n"
-                f"if kind_now is not {text} or plain_key != key_now:\n"
-                f"{ready}"
-                f"    key_now, kind_now = plain_key, {text}\n"
-                "    stretches.append(len(pieces))\n"
-                "    keys.append(plain_key)\n"
-                f"    kinds.append({text})\n"
+                f"if kind_now is not {text}:\n"
+                f"    kind_now = {text}\n"
+                f"    changes.append((len(pieces), {text}))\n"
+                f"add_key({key})\n"
                 f"add_piece({piece})\n{keep}"
                 "continue"
             )
