@@ -13,9 +13,9 @@ to a block and does nothing else: nearly every frame of a stream. A handler buil
 - ``_on_other(name, obj)``: every other frame (the general reader, which also says what
   is wrong with a frame that is not what it should be).
 - ``_ready(key, kind)``, if taking a delta as it comes depends on more than the frame
-  (the block is open, its item still live): asked once per stretch of one block's deltas
-  in a run, and for each delta ``on_frame`` reads. A delta whose block is not ready is
-  ``_on_other``'s.
+  (the block is open, its item still live): asked once per block in a run (after the
+  reading, which changes nothing), and for each delta ``on_frame`` reads. A delta whose
+  block is not ready is ``_on_other``'s, and a run stops at the first one.
 
 From ``_plain``'s source, each subclass gets its ``on_frame`` and its ``run``
 (:class:`~.base.RunHandler`): ``_plain``'s statements inlined, where returning a delta

@@ -25,7 +25,7 @@ left out, by position. Unknown event types are ignored.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -39,7 +39,6 @@ from ..base import (
     stop_reason_from,
     str_or_empty,
 )
-from ..plain import ARGUMENTS, TEXT, Plain, PlainReader
 
 __all__ = ["STOP_REASONS", "OpenAIResponsesHandler", "parse_body", "stop_reason", "usage_counts"]
 
@@ -119,7 +118,7 @@ class _Item:
         self.has_text = False  # a reasoning block already holds text
 
 
-class OpenAIResponsesHandler(PlainReader):
+class OpenAIResponsesHandler:
     """Stream handler for Responses API events."""
 
     def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
@@ -130,44 +129,51 @@ class OpenAIResponsesHandler(PlainReader):
         self._refused = False
         self._tool_items = False
 
-    def _plain(self, name: str | None, obj: Any) -> Plain | None:
-        # A text delta for a content part, or an arguments delta for a call (see
-        # PlainReader; _ready says whether its block takes it as it comes). Subscripts
-        # read it quickest; what fails them is not plain.
-        piece = None
-        try:
-            kind = obj["type"]
-            index = obj["output_index"]
-            if kind == "response.output_text.delta":
-                sub = obj["content_index"]
-                piece = obj["delta"]
-            elif kind == "response.function_call_arguments.delta":
-                piece = obj["delta"]
-        except (KeyError, TypeError, IndexError):
-            pass
-        if piece.__class__ is not str or index.__class__ is not int or obj.__class__ is not dict:
-            return None
-        if kind == "response.function_call_arguments.delta":
-            return ("item", index), piece, ARGUMENTS
-        if sub.__class__ is int:
-            return ("part", index, sub), piece, TEXT
-        return None
-
-    def _ready(self, key: Hashable, kind: bool) -> bool:
-        """The block is open, in an item still being written, and has had a piece before
-        (so that nothing about its item changes with this one)."""
-        state = self._items.get(key[1]) if key.__class__ is tuple else None
-        if state is None or not state.kind or state.done or not self.assembler.is_open(key):
-            return False
-        if kind is TEXT:
-            return key in state.seen and key not in self._ended
-        return _ARGS in state.seen
-
-    def _on_other(self, name: str | None, obj: Any) -> None:
-        event = name
+    def on_frame(self, event: str | None, obj: Any) -> None:
         if type(obj) is not dict and not isinstance(obj, Mapping):
             raise shape_error("an event is not a JSON object")
         kind = obj.get("type")
+        # The two events that make up nearly every frame of a long answer come first, each
+        # with a fused path for a delta to a block already open (what ``_text`` and
+        # ``_arguments`` do then, without their calls); anything else takes the full path.
+        if kind == "response.output_text.delta":
+            index = obj.get("output_index")
+            sub = obj.get("content_index")
+            text = obj.get("delta")
+            if type(index) is int and type(sub) is int and type(text) is str:
+                state = self._items.get(index)
+                key = ("part", index, sub)
+                if (
+                    state is not None
+                    and state.kind
+                    and not state.done
+                    and key not in self._ended
+                    and self.assembler.is_open(key)
+                ):
+                    if text:
+                        state.seen.add(key)
+                        self.assembler.text(key, text)
+                    return
+            self._text(_index(obj), _sub(obj), text)
+            return
+        if kind == "response.function_call_arguments.delta":
+            index = obj.get("output_index")
+            fragment = obj.get("delta")
+            if type(index) is int and type(fragment) is str:
+                state = self._items.get(index)
+                call_key = ("item", index)
+                if (
+                    state is not None
+                    and state.kind
+                    and not state.done
+                    and self.assembler.is_open(call_key)
+                ):
+                    if fragment:
+                        state.seen.add(_ARGS)
+                        self.assembler.tool_input(call_key, fragment)
+                    return
+            self._arguments(_index(obj), fragment)
+            return
         if not isinstance(kind, str):
             kind = event
         match kind:
@@ -217,6 +223,58 @@ class OpenAIResponsesHandler(PlainReader):
                 pass  # parts open on their first text
             case _:
                 pass  # built-in tool progress and event types added later (documented rule)
+
+    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
+        """Runs of ``response.output_text.delta`` events for one open content part, or of
+        ``response.function_call_arguments.delta`` for one open call, each handed to the
+        assembler at once (:class:`~laminate._apis.base.RunHandler`); the conditions are
+        on_frame's fast path, checked once per run."""
+        asm = self.assembler
+        count = len(objs)
+        i = start
+        while i < count:
+            obj = objs[i]
+            kind = obj.get("type") if obj.__class__ is dict else None
+            text = kind == "response.output_text.delta"
+            if not text and kind != "response.function_call_arguments.delta":
+                return i
+            index = obj.get("output_index")
+            sub = obj.get("content_index") if text else None
+            state = self._items.get(index) if index.__class__ is int else None
+            key: Hashable = ("part", index, sub) if text else ("item", index)
+            if (
+                state is None
+                or not state.kind
+                or state.done
+                or (text and (sub.__class__ is not int or key in self._ended))
+                or not asm.is_open(key)
+            ):
+                return i
+            pieces: list[str] = []
+            j = i
+            while j < count:
+                obj = objs[j]
+                if obj.__class__ is not dict or obj.get("type") != kind:
+                    break
+                piece = obj.get("delta")
+                same = obj.get("output_index")
+                if same.__class__ is not int or same != index or piece.__class__ is not str:
+                    break
+                if text:
+                    same = obj.get("content_index")
+                    if same.__class__ is not int or same != sub:
+                        break
+                pieces.append(piece)
+                j += 1
+            if j == i:
+                return i
+            took = asm.texts(key, pieces) if text else asm.tool_inputs(key, pieces)
+            if not took:
+                return i
+            if any(pieces):
+                state.seen.add(key if text else _ARGS)
+            i = j
+        return i
 
     def on_done_marker(self) -> None:
         # Some servers end with `data: [DONE]`, which the Responses API never sends. After a
