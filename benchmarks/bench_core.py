@@ -54,6 +54,7 @@ import struct
 import sys
 import time
 import tracemalloc
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -577,7 +578,8 @@ def memory_table(results: Sequence[tuple[str, int, int, int, int]], chars: int) 
 
 def machine() -> str:
     fast = "orjson " + _version("orjson") if "orjson" in jsonlib.available() else "no orjson"
-    crc = eventstream.crc32.__module__.partition(".")[0]  # isal (the `fast` extra) or zlib
+    # isal (the `fast` extra) or zlib; zlib's in code from before the choice was made
+    crc = getattr(eventstream, "crc32", zlib.crc32).__module__.partition(".")[0]
     return (
         f"Python {platform.python_version()} ({platform.python_implementation()}),"
         f" {platform.system()} {platform.machine()}, {os.cpu_count()} cores,"
