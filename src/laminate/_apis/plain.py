@@ -87,8 +87,8 @@ class PlainReader:
     def _ready(self, key: Hashable, kind: bool) -> bool:
         """Whether block ``key`` takes plain deltas of ``kind`` as they come, where that
         depends on more than the frame (the block is open, an item is still live): asked
-        once per stretch of one block's deltas in a run, and for each plain delta
-        ``on_frame`` reads. A reader that does not define it needs no such check."""
+        once per block in a run, and for each plain delta ``on_frame`` reads. A reader that
+        does not define it needs no such check."""
         return True
 
     def _took(self, extras: list[Any]) -> None:
