@@ -168,9 +168,8 @@ def test_a_plain_reader_that_cannot_be_inlined_is_refused(body: str, says: str) 
         _reader(body)
 
 
-def test_a_plain_reader_reads_runs_and_frames() -> None:
-    reader = _reader(
-        """
+# A reader of `{"k": key, "t": piece}`: arguments where the frame is named "args".
+_KEYED = """
 piece = None
 try:
     key = obj["k"]
@@ -183,7 +182,10 @@ if name == "args":
     return key, piece, ARGUMENTS
 return key, piece, TEXT
 """
-    )
+
+
+def test_a_plain_reader_reads_runs_and_frames() -> None:
+    reader = _reader(_KEYED)
     asm = Assembler("test", max_tool_input_size=1 << 20)
     asm.start("", "")
     asm.tool_start("call", "id", "f")
@@ -199,20 +201,9 @@ return key, piece, TEXT
 
 
 def test_a_block_not_ready_is_left_to_on_other() -> None:
-    """``_ready`` is asked once per stretch of a run and for each delta on_frame reads;
+    """``_ready`` is asked once per block in a run and for each delta on_frame reads;
     a delta whose block is not ready goes to ``_on_other``."""
-    body = """
-piece = None
-try:
-    key = obj["k"]
-    piece = obj["t"]
-except (KeyError, TypeError):
-    pass
-if piece.__class__ is not str:
-    return None
-return key, piece, TEXT
-"""
-    reader = _reader(body, _READY_READER)
+    reader = _reader(_KEYED, _READY_READER)
     asm = Assembler("test", max_tool_input_size=1 << 20)
     asm.start("", "")
     handler = reader(asm)
