@@ -93,12 +93,11 @@ class AnthropicHandler(PlainReader):
         return key, piece, ARGUMENTS
 
     def _on_other(self, name: str | None, obj: Any) -> None:
-        event = name
         if obj.__class__ is not dict and not isinstance(obj, Mapping):
             raise shape_error("an event is not a JSON object")
-        kind = obj.get("type", event)
+        kind = obj.get("type", name)
         if kind is None or kind == "chunk":
-            obj = self._unwrap(event, obj)
+            obj = self._unwrap(name, obj)
             if obj is None:
                 return
             kind = obj.get("type")
