@@ -161,6 +161,8 @@ class Reader(PlainReader):
         ("if obj:\n    return 1, 'x', TEXT\nreturn 1, 'x', TEXT, None", "items"),
         ("pieces = obj\nreturn None", "pieces"),
         ("f = lambda: 1\nreturn None", "Lambda"),
+        ("if self.others:\n    return 1, 'x', TEXT\nreturn None", "before it reads the frame"),
+        ("n = self.others\nn = obj\nreturn None", "assigns n in its setup"),
     ],
 )
 def test_a_plain_reader_that_cannot_be_inlined_is_refused(body: str, says: str) -> None:
@@ -265,3 +267,81 @@ def test_the_plain_type_is_what_readers_give() -> None:
     extra: Plain = ("key", "piece", ARGUMENTS, {"usage": 1})
     assert len(delta) == 3
     assert len(extra) == 4
+
+
+# -- the setup: what _plain reads of the handler, once per run ------------------------------
+
+_SETUP = """
+if self.off:
+    return None
+known = self.known
+piece = None
+try:
+    key = known[obj["k"]]
+    piece = obj["t"]
+except (KeyError, TypeError):
+    pass
+if piece.__class__ is not str:
+    return None
+return key, piece, TEXT
+"""
+
+_SETUP_READER = """from laminate._apis.plain import ARGUMENTS, TEXT, PlainReader
+
+
+class Reader(PlainReader):
+    __slots__ = ("assembler", "known", "off", "others")
+
+    def __init__(self, assembler):
+        self.assembler = assembler
+        self.others = []
+        self.off = False
+        self.known = {{"a": "block"}}
+
+    def _plain(self, name, obj):
+{body}
+
+    def _on_other(self, name, obj):
+        self.others.append(obj)
+"""
+
+
+def test_the_setup_runs_once_before_a_run_and_for_each_frame_on_its_own() -> None:
+    """``_plain``'s leading statements that read only the handler run once, before
+    ``run``'s loop (a ``None`` there takes nothing); ``on_frame`` reads them each time."""
+    reader = _reader(_SETUP, _SETUP_READER)
+    made_run: Any = reader.__dict__["run"]
+    run_source = "".join(linecache.getlines(made_run.__code__.co_filename))
+    loop_at = run_source.index("for obj in")
+    assert run_source.index("known = self.known") < loop_at
+    assert run_source.index("if self.off") < loop_at
+    assert run_source.count("known = self.known") == 1
+    asm = Assembler("test", max_tool_input_size=1 << 20)
+    asm.start("", "")
+    handler = reader(asm)
+    objs = [{"k": "a", "t": "x"}, {"k": "a", "t": "y"}, {"k": "b", "t": "z"}]
+    assert handler.run(None, objs, 0) == 2
+    handler.off = True
+    assert handler.run(None, objs, 0) == 0
+    handler.on_frame(None, objs[0])
+    assert handler.others == [objs[0]]
+    handler.off = False
+    handler.on_frame(None, objs[1])
+    assert asm.snapshot().text() == "xyy"
+
+
+def test_a_run_reads_names_only_where_a_batch_has_them() -> None:
+    """A reader of names loops without them over a batch that has none (``names`` is
+    ``None``: every frame's name is ``None``) and with them otherwise; both read alike."""
+    reader = _reader(_KEYED)
+    objs = [{"k": 0, "t": "a"}, {"k": 0, "t": "b"}, {"k": "call", "t": "{}"}]
+    for names in (None, [None, None, None], [None, None, "args"]):
+        asm = Assembler("test", max_tool_input_size=1 << 20)
+        asm.start("", "")
+        asm.tool_start("call", "id", "f")
+        handler = reader(asm)
+        taken = handler.run(names, objs, 0)
+        # Without a name, {"k": "call"} is text for a block that is a tool call: the
+        # assembler refuses that stretch, and on_frame is left to say so.
+        assert taken == (3 if names and names[2] == "args" else 2), names
+        assert asm.snapshot().text() == "ab"

@@ -25,6 +25,14 @@ block's pieces go to the assembler in one call each), and returning ``None`` cal
 say the same by calling ``_plain`` frame by frame: they are the reference the made ones
 are tested against.
 
+``_plain``'s leading statements that read the handler (``self``) but neither the name nor
+the frame are its *setup*: whether the handler takes plain deltas at all now, and what of
+it the reading needs (a dict of known calls, the choice asked for). ``run`` runs them once,
+before its loop, since no frame of a run changes the handler (a ``None`` there takes
+nothing); ``on_frame`` runs them as written. What the setup assigns, the rest may not
+assign again. Where ``_plain`` reads the name, ``run`` loops without names over a batch
+that has none (every name ``None``, most batches), and with them otherwise.
+
 Why make them rather than call ``_plain``: a call and a tuple per frame cost about a
 fifth of a microsecond, a tenth of a Bedrock stream's whole time with orjson, while the
 inlined statements cost what hand-written loops cost. ``_plain`` may therefore hold only
@@ -39,6 +47,7 @@ source in tracebacks.
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import linecache
 import textwrap
@@ -158,8 +167,10 @@ def hand_over(
         kinds = []
         for (at, kind), end in zip(changes, [*(at for at, _ in changes[1:]), count], strict=True):
             kinds += repeat(kind, end - at)
+    first = keys[0]
+    one_block = keys.count(first) == count  # nearly every run: no key hashed
     if type(handler)._ready is not PlainReader._ready:
-        for key in dict.fromkeys(keys):  # each block once, where it first is
+        for key in (first,) if one_block else dict.fromkeys(keys):  # each block, once
             at = keys.index(key)
             if not handler._ready(key, kinds[at] if kinds else changes[0][1]):
                 count = min(count, at)
@@ -169,11 +180,11 @@ def hand_over(
             del pieces[count:], keys[count:]
             if kinds is not None:
                 del kinds[count:]
+            one_block = keys.count(first) == count
     asm = handler.assembler
-    first = keys[0]
     if kinds is None or kinds.count(kinds[0]) == count:
         kind = changes[0][1]
-        if keys.count(first) == count:
+        if one_block:
             took = asm.texts(first, pieces) if kind else asm.tool_inputs(first, pieces)
             return start + count if took else start
         if kind is ARGUMENTS and asm.tool_inputs_mixed(keys, pieces):
@@ -217,8 +228,9 @@ _SHAPES: Final = {
     # Extras (the fourth item of a reader's deltas, if it gives one) go to _took once
     # their pieces are in.
     "run": (
-        "def _make_it(_hand_over, _repeat, _islice):\n"
+        "def _make_it(_hand_over, _islice):\n"
         "    def run(self, names, objs, start):\n"
+        "        SETUP\n"
         "        pieces = []\n"
         "        keys = []\n"
         "        changes = []\n"
@@ -228,8 +240,6 @@ _SHAPES: Final = {
         "        add_extra = extras.append\n"
         "        kind_now = None\n"
         "        LOOP\n"
-        "            BODY\n"
-        "            break\n"
         "        taken = _hand_over(self, start, pieces, keys, changes)\n"
         "        if extras and taken > start:\n"
         "            self._took(extras[: taken - start])\n"
@@ -238,17 +248,29 @@ _SHAPES: Final = {
     ),
 }
 
+# The loop over a batch's frames: where _plain reads the names, one without them for a
+# batch that has none (most), so that such a batch costs nothing for them.
 _LOOPS: Final = {
     True: (
-        "names_from = _repeat(None) if names is None else _islice(names, start, None)\n"
-        "        for {name}, {obj} in zip(names_from, _islice(objs, start, None), strict=False):"
+        "if names is None:\n"
+        "            {name} = None\n"
+        "            for {obj} in _islice(objs, start, None):\n"
+        "                BODY\n"
+        "                break\n"
+        "        else:\n"
+        "            # Not strict: a batch's names and frames are as many.\n"
+        "            frames = zip(_islice(names, start, None), _islice(objs, start, None))\n"
+        "            for {name}, {obj} in frames:\n"
+        "                BODY\n"
+        "                break"
     ),
-    False: "for {obj} in _islice(objs, start, None):",
+    False: (
+        "for {obj} in _islice(objs, start, None):\n                BODY\n                break"
+    ),
 }
 
 _HELPERS: Final[dict[str, object]] = {
     "_hand_over": hand_over,
-    "_repeat": repeat,
     "_islice": islice,
 }
 
@@ -267,18 +289,62 @@ def _make(cls: type, method: str) -> Callable[..., Any]:
     uses_name = any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(definition))
     _gives_extras(cls, definition)
     ready = any("_ready" in vars(base) for base in cls.__mro__ if base is not PlainReader)
-    body = _Inline(method, name, obj, ready=ready).visit_body(definition.body)
+    setup, frame = _setup(cls, definition, (name, obj))
+    if method == "on_frame":
+        setup, frame = [], setup + frame
+    inline = _Inline(method, name, obj, ready=ready)
     shape = ast.parse(_SHAPES[method].replace("LOOP", _LOOPS[uses_name]).format(name=name, obj=obj))
     made = shape.body[0]
     if not isinstance(made, ast.FunctionDef):  # never: the shapes above
         raise TypeError("a shape is not a function")
-    _replace_body(made, body)
+    if method == "run":
+        _replace(made, "SETUP", lambda: _Inline(method, name, obj, setup=True).visit_body(setup))
+    _replace(made, "BODY", lambda: inline.visit_body(copy.deepcopy(frame)))
     ast.fix_missing_locations(shape)
     filename = f"<{cls.__module__}.{cls.__qualname__}.{method}, made from _plain>"
     text = ast.unparse(shape)
     linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
     code = compile(ast.parse(text), filename, "exec")
     return _function(code, method, reader.__globals__, cls)
+
+
+def _setup(
+    cls: type, definition: ast.FunctionDef, frame_names: tuple[str, str]
+) -> tuple[list[ast.stmt], list[ast.stmt]]:
+    """``_plain``'s setup and the rest: the setup is its leading statements that read the
+    handler (``self``) and neither the name nor the frame, which no frame of a run changes.
+    What the setup assigns, the rest may not assign again."""
+    body = definition.body
+    at = 0
+    while at < len(body):
+        read = {node.id for node in ast.walk(body[at]) if isinstance(node, ast.Name)}
+        if "self" not in read or read & set(frame_names):
+            break
+        at += 1
+    setup, rest = body[:at], body[at:]
+    for node in ast.walk(ast.Module(body=setup, type_ignores=[])):
+        if isinstance(node, ast.Return) and not _gives_none(node):
+            raise TypeError(f"{cls.__qualname__}._plain returns a delta before it reads the frame")
+    again = _stored(setup) & _stored(rest)
+    if again:
+        raise TypeError(
+            f"{cls.__qualname__}._plain assigns {', '.join(sorted(again))} in its setup "
+            "(what it reads of the handler first) and again after"
+        )
+    return setup, rest
+
+
+def _stored(statements: list[ast.stmt]) -> set[str]:
+    return {
+        node.id
+        for node in ast.walk(ast.Module(body=statements, type_ignores=[]))
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+
+
+def _gives_none(node: ast.Return) -> bool:
+    value = node.value
+    return value is None or (isinstance(value, ast.Constant) and value.value is None)
 
 
 def _check(cls: type, definition: ast.FunctionDef) -> None:
@@ -302,7 +368,7 @@ def _check(cls: type, definition: ast.FunctionDef) -> None:
 # The names the made methods use around _plain's statements, which it may not use itself.
 _RESERVED: Final = frozenset(
     {*_HELPERS, "pieces", "keys", "changes", "add_piece", "add_key", "kind_now"}
-    | {"plain_key", "names_from", "names", "objs", "start", "extras", "add_extra", "taken"}
+    | {"plain_key", "frames", "names", "objs", "start", "extras", "add_extra", "taken"}
 )
 
 
@@ -332,9 +398,12 @@ def _quiet_try(node: ast.Try) -> bool:
 class _Inline(ast.NodeTransformer):
     """_plain's statements, each ``return`` made what the method does with its value."""
 
-    def __init__(self, method: str, name: str, obj: str, *, ready: bool) -> None:
+    def __init__(
+        self, method: str, name: str, obj: str, *, ready: bool = False, setup: bool = False
+    ) -> None:
         self.method, self.name, self.obj = method, name, obj
         self.ready = ready  # the class asks _ready of a block
+        self.setup = setup  # run's setup, before its loop: nothing read yet
 
     def visit_body(self, body: list[ast.stmt]) -> list[ast.stmt]:
         out: list[ast.stmt] = []
@@ -353,7 +422,9 @@ class _Inline(ast.NodeTransformer):
 
     def visit_Return(self, node: ast.Return) -> list[ast.stmt]:
         value = node.value
-        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+        if _gives_none(node):
+            if self.setup:
+                return _statements("return start")
             if self.method == "run":
                 return [ast.Break()]
             return _statements(f"return self._on_other({self.name}, {self.obj})")
@@ -391,27 +462,32 @@ def _statements(text: str) -> list[ast.stmt]:
     return ast.parse(text).body
 
 
-def _replace_body(made: ast.FunctionDef, body: list[ast.stmt]) -> None:
-    """Put ``body`` where the shape's inner function says ``BODY``."""
+def _replace(made: ast.FunctionDef, marker: str, statements: Callable[[], list[ast.stmt]]) -> None:
+    """Put ``statements()`` (made afresh for each) where the shape says ``marker``."""
+    found = False
     for node in ast.walk(made):
         for field in ("body", "orelse"):
-            statements = getattr(node, field, None)
-            if not isinstance(statements, list):
+            block = getattr(node, field, None)
+            if not isinstance(block, list):
                 continue
-            for i, statement in enumerate(statements):
-                if (
+            for i, statement in enumerate(block):
+                if not (
                     isinstance(statement, ast.Expr)
                     and isinstance(statement.value, ast.Name)
-                    and statement.value.id == "BODY"
+                    and statement.value.id == marker
                 ):
-                    statements[i : i + 1] = body
-                    after = i + len(body)
-                    if isinstance(body[-1], ast.Return | ast.Break | ast.Continue) and after < len(
-                        statements
-                    ):
-                        del statements[after]  # the shape's fall-through, never reached
-                    return
-    raise TypeError("a shape without BODY")  # never: the shapes above
+                    continue
+                found = True
+                made_here = statements() or [ast.Pass()]
+                block[i : i + 1] = made_here
+                after = i + len(made_here)
+                if isinstance(made_here[-1], ast.Return | ast.Break | ast.Continue) and after < len(
+                    block
+                ):
+                    del block[after]  # the shape's fall-through, never reached
+                break
+    if not found:
+        raise TypeError(f"a shape without {marker}")  # never: the shapes above
 
 
 def _function(
