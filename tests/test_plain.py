@@ -39,18 +39,10 @@ def _handler_class(provider: str) -> type:
     return type(StreamNormalizer(provider=provider)._handler)
 
 
-# Their own hand-written fast paths, for now: made from a _plain, these two APIs' runs cost
-# 6 to 9% more on their benchmark streams (a tuple key per frame for the Responses API's
-# parts, a readiness check per block for OpenAI's calls), past the 5% allowed.
-_OWN_FAST_PATHS = frozenset({"openai", "openai-responses"})
-
-
 @pytest.mark.parametrize("name", registry.PROVIDERS)
 def test_every_stream_api_reads_its_plain_deltas_in_one_place(name: str) -> None:
     """The API's handler is a PlainReader with a ``_plain`` of its own, and its
     ``on_frame`` and ``run`` are the ones made from it."""
-    if name in _OWN_FAST_PATHS:
-        pytest.xfail("its hand-written fast paths are kept: made ones cost past 5%")
     handler = _handler_class(name)
     assert issubclass(handler, PlainReader)
     assert "_plain" in handler.__dict__
@@ -75,10 +67,7 @@ def _outcome(fixture: Fixture, *, reference: bool, whole: bool) -> Outcome:
         setattr(handler, "run", made[1])  # noqa: B010
 
 
-_MADE = [f for f in _FIXTURES if f.provider not in _OWN_FAST_PATHS]
-
-
-@pytest.mark.parametrize("fixture", _MADE, ids=[f.id for f in _MADE])
+@pytest.mark.parametrize("fixture", _FIXTURES, ids=[f.id for f in _FIXTURES])
 @pytest.mark.parametrize("whole", [True, False], ids=["batches", "byte-by-byte"])
 def test_the_made_methods_read_as_the_reference(fixture: Fixture, whole: bool) -> None:
     """The inlined ``on_frame`` and ``run`` give the events, error and response that

@@ -17,7 +17,7 @@ has an id and a name, an element with a *different* id *and* a name starts a new
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -32,6 +32,7 @@ from ..base import (
     stop_reason_from,
     str_or_empty,
 )
+from ..plain import ARGUMENTS, TEXT, Plain, PlainReader
 from ..think import ThinkSplitter
 
 __all__ = ["STOP_REASONS", "OpenAIChatHandler", "parse_body", "stop_reason", "usage_counts"]
@@ -87,7 +88,7 @@ def stop_reason(raw: str, *, has_tool_calls: bool, refused: bool) -> StopReason:
     return stop_reason_from(raw, STOP_REASONS)
 
 
-class OpenAIChatHandler:
+class OpenAIChatHandler(PlainReader):
     """Stream handler for ``chat.completion.chunk`` frames."""
 
     __slots__ = (
@@ -107,9 +108,68 @@ class OpenAIChatHandler:
         self._identified = False
         self._refused = False
 
-    def on_frame(self, event: str | None, obj: Any) -> None:
-        # The hot path: an ordinary text chunk costs a few dict lookups; every drift
-        # case sits behind a check that is cheap when it does not apply.
+    def _plain(self, name: str | None, obj: Any) -> Plain | None:
+        # A chunk of the chosen choice that adds one piece to the text, or to the arguments
+        # of a known call, with no usage, finish reason or error (see PlainReader).
+        # First what it reads of the handler (a run reads it once): the stream is
+        # identified, its text is not split at think tags.
+        if not self._identified or self._think is not None:
+            return None
+        wanted = self._choice
+        calls = self._calls.by_index
+        if name is not None:
+            return None
+        # Subscripts read the chunk quickest; what fails them is not plain.
+        piece = None
+        try:
+            choices = obj["choices"]
+            choice = choices[0]
+            delta = choice["delta"]
+            if "content" in delta:
+                key: Hashable = _TEXT
+                piece = delta["content"]
+            else:
+                elements = delta["tool_calls"]
+                element = elements[0]
+                function = element["function"]
+                key = calls[element["index"]].key
+                piece = function["arguments"]
+        except (KeyError, TypeError, IndexError):
+            pass
+        if (
+            piece.__class__ is not str
+            or obj.__class__ is not dict
+            or "error" in obj
+            or obj.get("usage")
+            or choices.__class__ is not list
+            or len(choices) != 1
+            or choice.__class__ is not dict
+            or choice.get("finish_reason")
+            or delta.__class__ is not dict
+            or len(delta) != 1
+        ):
+            return None
+        index = choice.get("index", 0)
+        if index.__class__ is not int or index != wanted:
+            return None
+        if key is _TEXT:
+            return _TEXT, piece, TEXT
+        if (
+            elements.__class__ is list
+            and len(elements) == 1
+            and element.__class__ is dict
+            and len(element) == 2
+            and function.__class__ is dict
+            and len(function) == 1
+        ):
+            return key, piece, ARGUMENTS
+        return None
+
+    def _ready(self, key: Hashable, kind: bool) -> bool:
+        """A call's arguments go on as they come only while the call is open."""
+        return kind is TEXT or self.assembler.is_open(key)
+
+    def _on_other(self, event: str | None, obj: Any) -> None:
         if not isinstance(obj, dict):
             raise shape_error("a chunk is not a JSON object")
         if event is not None or "error" in obj:
@@ -133,15 +193,7 @@ class OpenAIChatHandler:
             if index != self._choice and (int_or_none(index) or 0) != self._choice:
                 continue  # another choice of an `n > 1` request
             delta = choice.get("delta")
-            if delta.__class__ is dict and len(delta) == 1:
-                text = delta.get("content")
-                if text.__class__ is str and self._think is None:
-                    self.assembler.text(_TEXT, text)
-                else:
-                    calls = delta.get("tool_calls")
-                    if not (calls.__class__ is list and self._calls.continuation(calls)):
-                        self._on_delta(delta)
-            elif delta is not None:
+            if delta is not None:
                 self._on_delta(delta)
             else:
                 message = choice.get("message")  # servers that send whole messages
@@ -150,84 +202,6 @@ class OpenAIChatHandler:
             finish = choice.get("finish_reason")
             if finish:
                 self._on_finish(finish, choice, obj, usage)
-
-    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
-        """Runs of chunks that each add one piece to one block (the text, or one known
-        call's arguments) and nothing else: no usage, no finish, one choice, one delta
-        field; each run handed to the assembler at once, parallel calls sent turn about
-        too (:class:`~laminate._apis.base.RunHandler`). Anything else is on_frame's."""
-        if names is not None or not self._identified or self._think is not None:
-            return start
-        calls = self._calls.by_index
-        wanted = self._choice
-        count = len(objs)
-        # One pass over the frames gathers each one's piece and block; the pieces go to
-        # the assembler after it, in one call when they are for one block or for calls
-        # sent turn about (parallel calls interleaved).
-        keys: list[Hashable] = []
-        pieces: list[str] = []
-        j = start
-        while j < count:
-            obj = objs[j]
-            if obj.__class__ is not dict or "error" in obj or obj.get("usage"):
-                break
-            choices = obj.get("choices")
-            if choices.__class__ is not list or len(choices) != 1:
-                break
-            choice = choices[0]
-            if choice.__class__ is not dict or choice.get("finish_reason"):
-                break
-            index = choice.get("index", 0)
-            delta = choice.get("delta")
-            if index.__class__ is not int or index != wanted or delta.__class__ is not dict:
-                break
-            if len(delta) != 1:
-                break
-            piece = delta.get("content")
-            if piece.__class__ is str:
-                keys.append(_TEXT)
-            else:
-                # The one element {"index": n, "function": {"arguments": "..."}} of a known
-                # call, by subscripts: parsed JSON holds no mapping but a dict, so ones
-                # that succeed have read dicts all the way.
-                elements = delta.get("tool_calls")
-                if elements.__class__ is not list or len(elements) != 1:
-                    break
-                try:
-                    element = elements[0]
-                    function = element["function"]
-                    piece = function["arguments"]
-                    call = calls[element["index"]]
-                except (KeyError, TypeError):
-                    break
-                if piece.__class__ is not str or len(element) != 2 or len(function) != 1:
-                    break
-                keys.append(call.key)
-            pieces.append(piece)
-            j += 1
-        if not keys:
-            return start
-        asm = self.assembler
-        first = keys[0]
-        if keys.count(first) == len(keys):
-            return j if self._read_run(first, pieces) else start
-        if _TEXT not in keys and asm.tool_inputs_mixed(keys, pieces):
-            return j
-        # Text and calls mixed, or a share refused: block by block, up to a refusal.
-        i = 0
-        while i < len(keys):
-            key = keys[i]
-            end = i + 1
-            while end < len(keys) and keys[end] == key:
-                end += 1
-            if not self._read_run(key, pieces[i:end]):
-                return start + i
-            i = end
-        return j
-
-    def _read_run(self, key: Hashable, pieces: list[str]) -> bool:
-        asm = self.assembler
-        return asm.texts(key, pieces) if key == _TEXT else asm.tool_inputs(key, pieces)
 
     def on_done_marker(self) -> None:
         self._flush_think()
@@ -457,24 +431,6 @@ class _ToolCalls:
         """A fresh number, for keys that must never collide."""
         self._count += 1
         return self._count
-
-    def continuation(self, elements: list[Any]) -> bool:
-        """The hot path of a tool-call stream: one element ``{"index": n, "function":
-        {"arguments": "..."}}`` for a known call. Returns whether it was that."""
-        if len(elements) != 1:
-            return False
-        element = elements[0]
-        if element.__class__ is not dict or len(element) != 2:
-            return False
-        function = element.get("function")
-        if function.__class__ is not dict or len(function) != 1:
-            return False
-        arguments = function.get("arguments")
-        call = self.by_index.get(element.get("index"))
-        if call is None or arguments.__class__ is not str or not self._asm.is_open(call.key):
-            return False
-        self._asm.tool_input(call.key, arguments)
-        return True
 
     def fragment(self, position: int, element: Any) -> None:
         if not isinstance(element, Mapping):

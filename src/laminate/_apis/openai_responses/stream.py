@@ -25,7 +25,7 @@ left out, by position. Unknown event types are ignored.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -39,6 +39,7 @@ from ..base import (
     stop_reason_from,
     str_or_empty,
 )
+from ..plain import ARGUMENTS, TEXT, Plain, PlainReader
 
 __all__ = ["STOP_REASONS", "OpenAIResponsesHandler", "parse_body", "stop_reason", "usage_counts"]
 
@@ -113,12 +114,14 @@ class _Item:
         self.kind = kind
         self.id = ""
         self.done = False
-        self.parts: list[Hashable] = []  # a message's text blocks, in order
+        # A message's text blocks by content index, in the order they opened: each
+        # part's key is made once, so that its deltas all give the same key.
+        self.parts: dict[int, Hashable] = {}
         self.seen: set[Hashable] = set()  # parts (or the arguments) that received text
         self.has_text = False  # a reasoning block already holds text
 
 
-class OpenAIResponsesHandler:
+class OpenAIResponsesHandler(PlainReader):
     """Stream handler for Responses API events."""
 
     def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
@@ -129,51 +132,51 @@ class OpenAIResponsesHandler:
         self._refused = False
         self._tool_items = False
 
-    def on_frame(self, event: str | None, obj: Any) -> None:
+    def _plain(self, name: str | None, obj: Any) -> Plain | None:
+        # A text delta for a content part, or an arguments delta for a call, whose block
+        # the stream has opened (see PlainReader; _ready says whether the block takes it
+        # as it comes). The key is the one the part's or item's state holds, the same
+        # object for every delta. Subscripts read it quickest; what fails them is not
+        # plain.
+        items = self._items
+        piece = None
+        try:
+            kind = obj["type"]
+            index = obj["output_index"]
+            if kind == "response.output_text.delta":
+                sub = obj["content_index"]
+                text = True
+                key = items[index].parts[sub]
+                piece = obj["delta"]
+            elif kind == "response.function_call_arguments.delta":
+                text = False
+                key = index
+                piece = obj["delta"]
+        except (KeyError, TypeError, IndexError):
+            pass
+        if piece.__class__ is not str or index.__class__ is not int or obj.__class__ is not dict:
+            return None
+        if not text:
+            return key, piece, ARGUMENTS
+        if sub.__class__ is int:
+            return key, piece, TEXT
+        return None
+
+    def _ready(self, key: Hashable, kind: bool) -> bool:
+        """The block is open, in an item still being written, and has had a piece before
+        (so that nothing about its item changes with this one)."""
+        index = key[1] if isinstance(key, tuple) else key  # a part's item, or the item
+        state = self._items.get(index) if isinstance(index, int) else None
+        if state is None or not state.kind or state.done or not self.assembler.is_open(key):
+            return False
+        if kind is TEXT:
+            return key in state.seen and key not in self._ended
+        return _ARGS in state.seen
+
+    def _on_other(self, event: str | None, obj: Any) -> None:
         if type(obj) is not dict and not isinstance(obj, Mapping):
             raise shape_error("an event is not a JSON object")
         kind = obj.get("type")
-        # The two events that make up nearly every frame of a long answer come first, each
-        # with a fused path for a delta to a block already open (what ``_text`` and
-        # ``_arguments`` do then, without their calls); anything else takes the full path.
-        if kind == "response.output_text.delta":
-            index = obj.get("output_index")
-            sub = obj.get("content_index")
-            text = obj.get("delta")
-            if type(index) is int and type(sub) is int and type(text) is str:
-                state = self._items.get(index)
-                key = ("part", index, sub)
-                if (
-                    state is not None
-                    and state.kind
-                    and not state.done
-                    and key not in self._ended
-                    and self.assembler.is_open(key)
-                ):
-                    if text:
-                        state.seen.add(key)
-                        self.assembler.text(key, text)
-                    return
-            self._text(_index(obj), _sub(obj), text)
-            return
-        if kind == "response.function_call_arguments.delta":
-            index = obj.get("output_index")
-            fragment = obj.get("delta")
-            if type(index) is int and type(fragment) is str:
-                state = self._items.get(index)
-                call_key = ("item", index)
-                if (
-                    state is not None
-                    and state.kind
-                    and not state.done
-                    and self.assembler.is_open(call_key)
-                ):
-                    if fragment:
-                        state.seen.add(_ARGS)
-                        self.assembler.tool_input(call_key, fragment)
-                    return
-            self._arguments(_index(obj), fragment)
-            return
         if not isinstance(kind, str):
             kind = event
         match kind:
@@ -223,58 +226,6 @@ class OpenAIResponsesHandler:
                 pass  # parts open on their first text
             case _:
                 pass  # built-in tool progress and event types added later (documented rule)
-
-    def run(self, names: Sequence[str | None] | None, objs: Sequence[Any], start: int) -> int:
-        """Runs of ``response.output_text.delta`` events for one open content part, or of
-        ``response.function_call_arguments.delta`` for one open call, each handed to the
-        assembler at once (:class:`~laminate._apis.base.RunHandler`); the conditions are
-        on_frame's fast path, checked once per run."""
-        asm = self.assembler
-        count = len(objs)
-        i = start
-        while i < count:
-            obj = objs[i]
-            kind = obj.get("type") if obj.__class__ is dict else None
-            text = kind == "response.output_text.delta"
-            if not text and kind != "response.function_call_arguments.delta":
-                return i
-            index = obj.get("output_index")
-            sub = obj.get("content_index") if text else None
-            state = self._items.get(index) if index.__class__ is int else None
-            key: Hashable = ("part", index, sub) if text else ("item", index)
-            if (
-                state is None
-                or not state.kind
-                or state.done
-                or (text and (sub.__class__ is not int or key in self._ended))
-                or not asm.is_open(key)
-            ):
-                return i
-            pieces: list[str] = []
-            j = i
-            while j < count:
-                obj = objs[j]
-                if obj.__class__ is not dict or obj.get("type") != kind:
-                    break
-                piece = obj.get("delta")
-                same = obj.get("output_index")
-                if same.__class__ is not int or same != index or piece.__class__ is not str:
-                    break
-                if text:
-                    same = obj.get("content_index")
-                    if same.__class__ is not int or same != sub:
-                        break
-                pieces.append(piece)
-                j += 1
-            if j == i:
-                return i
-            took = asm.texts(key, pieces) if text else asm.tool_inputs(key, pieces)
-            if not took:
-                return i
-            if any(pieces):
-                state.seen.add(key if text else _ARGS)
-            i = j
-        return i
 
     def on_done_marker(self) -> None:
         # Some servers end with `data: [DONE]`, which the Responses API never sends. After a
@@ -345,7 +296,7 @@ class OpenAIResponsesHandler:
             # A server numbering every item alike would otherwise lose all but the first.
             raise MalformedStreamError(f"a second output item at output_index {index}")
         state.id = state.id or str_or_empty(item.get("id"))
-        key = ("item", index)
+        key = index
         asm = self.assembler
         match kind:
             case "reasoning":
@@ -379,7 +330,7 @@ class OpenAIResponsesHandler:
         for sub, part in enumerate(content if isinstance(content, list) else []):
             if isinstance(part, Mapping):
                 self._text_part_done(index, sub, part)
-        for key in state.parts:
+        for key in state.parts.values():
             self._end_text(key)
 
     def _reasoning_done(self, index: int, state: _Item, item: Mapping[str, Any]) -> None:
@@ -388,7 +339,7 @@ class OpenAIResponsesHandler:
             for sub, part in enumerate(parts if isinstance(parts, list) else []):
                 if isinstance(part, Mapping):
                     self._reasoning_final(index, (field, sub), part.get("text"))
-        key = ("item", index)
+        key = index
         asm = self.assembler
         asm.open_reasoning(key, id=str_or_empty(item.get("id")) or state.id)
         encrypted = item.get("encrypted_content")
@@ -397,7 +348,7 @@ class OpenAIResponsesHandler:
         asm.end(key)
 
     def _call_done(self, index: int, item: Mapping[str, Any], kind: str) -> None:
-        key = ("item", index)
+        key = index
         asm = self.assembler
         call_id = str_or_empty(item.get("call_id"))
         name = str_or_empty(item.get("name"))
@@ -414,7 +365,7 @@ class OpenAIResponsesHandler:
     def _unknown_done(self, index: int, kind: str, item: Mapping[str, Any]) -> None:
         if kind in _TOOL_ITEMS:
             self._tool_items = True
-        key = ("item", index)
+        key = index
         data = {k: v for k, v in item.items() if k != "type"}
         self.assembler.unknown(key, kind, data)
         self.assembler.end(key)
@@ -456,13 +407,13 @@ class OpenAIResponsesHandler:
         self._end_text(("part", index, sub))
 
     def _open_text(self, index: int, sub: int) -> Hashable | None:
-        key = ("part", index, sub)
         state = self._state(index, "message")
+        key = state.parts.get(sub) or ("part", index, sub)
         if key in self._ended or state.done:
             return None
         if not self.assembler.is_open(key):
             self.assembler.open_text(key)
-            state.parts.append(key)
+            state.parts[sub] = key
         return key
 
     def _text(self, index: int, sub: int, text: Any, *, refusal: bool = False) -> None:
@@ -508,7 +459,7 @@ class OpenAIResponsesHandler:
         state = self._state(index, kind)
         if state.done:
             raise _late(f"{kind}_input" if kind == _CUSTOM else "function_call_arguments", index)
-        key = ("item", index)
+        key = index
         if not self.assembler.is_open(key):
             # A server that skipped output_item.added.
             self.assembler.tool_start(key, "", "", custom=kind == _CUSTOM)
@@ -529,7 +480,7 @@ class OpenAIResponsesHandler:
         state = self._state(index, "reasoning")
         if state.done:
             return None
-        key = ("item", index)
+        key = index
         if not self.assembler.is_open(key):
             self.assembler.open_reasoning(key)
         return state
@@ -545,7 +496,7 @@ class OpenAIResponsesHandler:
             if state.has_text:
                 text = _PART_SEPARATOR + text
         state.has_text = True
-        self.assembler.reasoning(("item", index), text)
+        self.assembler.reasoning(index, text)
 
     def _reasoning_final(self, index: int, part: Hashable, text: Any) -> None:
         state = self._state(index, "reasoning")
