@@ -135,9 +135,9 @@ class OpenAIResponsesHandler(PlainReader):
     def _plain(self, name: str | None, obj: Any) -> Plain | None:
         # A text delta for a content part, or an arguments delta for a call, whose block
         # the stream has opened (see PlainReader; _ready says whether the block takes it
-        # as it comes). The key is the one the part's or item's state holds, the same
-        # object for every delta. Subscripts read it quickest; what fails them is not
-        # plain.
+        # as it comes). A part's key is the one its item's state holds, the same object
+        # for every delta; an item's own block is keyed by its output index.
+        # Subscripts read it quickest; what fails them is not plain.
         items = self._items
         piece = None
         try:
