@@ -5,7 +5,8 @@ Usage: ``python benchmarks/bench_instructions.py --base OTHER/src [--provider P]
 
 On a machine whose neighbours come and go, two timings of the same code can differ by
 a tenth, which hides a change of a few percent. Valgrind's callgrind counts the
-instructions a process executes, the same on every run: this script feeds each
+instructions a process executes, which move by a few tenths of a percent from run to
+run (the same code against itself reads 0.998 to 1.002): this script feeds each
 benchmark stream (``_streams.py``, in 16 KiB reads, every event consumed) to a
 ``StreamNormalizer`` of the working tree and of ``--base`` (the ``src`` folder of
 another checkout, say ``git worktree add /tmp/base <commit>``), each in a process of its
@@ -32,7 +33,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from _streams import network_chunks, text_stream, tools_stream
+from _streams import text_stream, tools_stream
 
 PROVIDERS = ("openai", "anthropic", "ollama", "openai-responses", "gemini", "cohere", "bedrock")
 HERE_SRC = Path(__file__).resolve().parent.parent / "src"
@@ -73,7 +74,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--base", type=Path, required=True, help="another checkout's src")
     parser.add_argument("--new", type=Path, default=HERE_SRC, help="default: this checkout's")
     parser.add_argument("--provider", action="append", choices=PROVIDERS)
-    parser.add_argument("--streams", nargs="+", default=["text", "tools"])
+    kinds = ("text", "tools")
+    parser.add_argument("--streams", nargs="+", choices=kinds, default=list(kinds))
     parser.add_argument("--backend", choices=("orjson", "stdlib"), default="orjson")
     parser.add_argument("--text-bytes", type=int, default=300_000)
     parser.add_argument("--args-chars", type=int, default=60_000)
@@ -83,20 +85,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     for src in (args.base, args.new):
         if not (src / "laminate" / "__init__.py").is_file():
             sys.exit(f"{src} holds no laminate package")
-    folder = Path(tempfile.mkdtemp(prefix="laminate-instructions-"))
     print(f"base {args.base}, new {args.new}, {args.backend}; instructions per read")
     print("| stream | base | new | new / base |")
     print("|---|--:|--:|--:|")
     workers = os.cpu_count() or 2
-    with ThreadPoolExecutor(workers) as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="laminate-instructions-") as folder,
+        ThreadPoolExecutor(workers) as pool,
+    ):
         for provider in args.provider or PROVIDERS:
             for kind in args.streams:
                 if kind == "text":
                     stream = text_stream(provider, args.text_bytes)
                 else:
                     stream = tools_stream(provider, args.args_chars)
-                body = folder / f"{provider}-{kind}.bin"
-                body.write_bytes(b"".join(network_chunks(stream.body, 16384)))
+                body = Path(folder) / f"{provider}-{kind}.bin"
+                body.write_bytes(stream.body)
                 # One read's instructions: two reads less one, so that start-up cancels.
                 counts = {
                     (src, reads): pool.submit(
@@ -111,7 +115,6 @@ def main(argv: Sequence[str] | None = None) -> None:
                 )
                 ratio = new / base
                 print(f"| {stream.name} | {base:,} | {new:,} | {ratio:.3f} |", flush=True)
-    shutil.rmtree(folder)
 
 
 if __name__ == "__main__":
