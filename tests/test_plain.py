@@ -192,7 +192,7 @@ def test_a_plain_reader_reads_runs_and_frames() -> None:
 
 
 def test_a_block_not_ready_is_left_to_on_other() -> None:
-    """``_ready`` is asked once per block in a run and for each delta on_frame reads;
+    """``_ready`` is asked at most once per block in a run and for each delta on_frame reads;
     a delta whose block is not ready goes to ``_on_other``."""
     reader = _reader(_KEYED, _READY_READER)
     asm = Assembler("test", max_tool_input_size=1 << 20)
@@ -203,6 +203,22 @@ def test_a_block_not_ready_is_left_to_on_other() -> None:
     assert handler.asked == [0, "shut"]  # once for the stretch of block 0
     handler.on_frame(None, objs[2])
     assert handler.others == [objs[2]]
+
+
+def test_a_run_of_many_blocks_stops_at_the_first_not_ready() -> None:
+    """Blocks are asked in the order they come, each once, up to the first not ready;
+    the run takes every delta before that block's first."""
+    reader = _reader(_KEYED, _READY_READER)
+    asm = Assembler("test", max_tool_input_size=1 << 20)
+    asm.start("", "")
+    for n in range(400):
+        asm.open_text(n)
+    handler = reader(asm)
+    order = [*range(300), "shut", *range(300, 400), "shut"]
+    objs = [{"k": key, "t": "x"} for key in order] + [{"k": 0, "t": "y"}]
+    assert handler.run(None, objs, 0) == 300
+    assert handler.asked == [*range(300), "shut"]
+    assert asm.snapshot().text() == "x" * 300
 
 
 def test_the_made_code_shows_in_tracebacks() -> None:

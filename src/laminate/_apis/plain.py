@@ -13,8 +13,8 @@ to a block and does nothing else: nearly every frame of a stream. A handler buil
 - ``_on_other(name, obj)``: every other frame (the general reader, which also says what
   is wrong with a frame that is not what it should be).
 - ``_ready(key, kind)``, if taking a delta as it comes depends on more than the frame
-  (the block is open, its item still live): asked once per block in a run (after the
-  reading, which changes nothing), and for each delta ``on_frame`` reads. A delta whose
+  (the block is open, its item still live): asked at most once per block in a run (after
+  the reading, which changes nothing), and for each delta ``on_frame`` reads. A delta whose
   block is not ready is ``_on_other``'s, and a run stops at the first one.
 
 From ``_plain``'s source, each subclass gets its ``on_frame`` and its ``run``
@@ -96,7 +96,7 @@ class PlainReader:
     def _ready(self, key: Hashable, kind: bool) -> bool:
         """Whether block ``key`` takes plain deltas of ``kind`` as they come, where that
         depends on more than the frame (the block is open, an item is still live): asked
-        once per block in a run, and for each plain delta ``on_frame`` reads. A reader that
+        at most once per block in a run, and for each plain delta ``on_frame`` reads. A reader that
         does not define it needs no such check."""
         return True
 
@@ -153,12 +153,12 @@ def hand_over(
 ) -> int:
     """Plain deltas read ahead from frame ``start`` on, handed to the assembler: piece
     ``i`` is for block ``keys[i]``, and ``changes`` holds ``(i, kind)`` where the kind
-    first is and then changes (TEXT or ARGUMENTS). Each block is asked ``_ready`` once;
-    the deltas from the first one for a block not ready on are left. One block's pieces
-    go in one call, calls' arguments sent turn about in one call too, anything else a
-    call per stretch of one block's pieces. The index of the first frame not taken: where
-    the assembler refuses a stretch (it would raise, or the block is not what the piece
-    needs), that frame goes to ``on_frame``, which says why."""
+    first is and then changes (TEXT or ARGUMENTS). Each block is asked ``_ready`` once, in
+    the order they come, up to the first not ready: the deltas from its first one on are
+    left. One block's pieces go in one call, calls' arguments sent turn about in one call
+    too, anything else a call per stretch of one block's pieces. The index of the first
+    frame not taken: where the assembler refuses a stretch (it would raise, or the block
+    is not what the piece needs), that frame goes to ``on_frame``, which says why."""
     count = len(pieces)
     if not count:
         return start
@@ -170,10 +170,14 @@ def hand_over(
     first = keys[0]
     one_block = keys.count(first) == count  # nearly every run: no key hashed
     if type(handler)._ready is not PlainReader._ready:
-        for key in (first,) if one_block else dict.fromkeys(keys):  # each block, once
-            at = keys.index(key)
-            if not handler._ready(key, kinds[at] if kinds else changes[0][1]):
-                count = min(count, at)
+        # Each block in the order they come, until one is not ready: its first piece is
+        # the first not taken. A block's kind is that of its first piece (a dict built
+        # from the end holds each key's first).
+        kind_of = None if kinds is None else dict(zip(reversed(keys), reversed(kinds), strict=True))
+        for key in (first,) if one_block else dict.fromkeys(keys):
+            if not handler._ready(key, changes[0][1] if kind_of is None else kind_of[key]):
+                count = keys.index(key)
+                break
         if count < len(pieces):
             if not count:
                 return start
