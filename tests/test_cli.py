@@ -523,7 +523,10 @@ def test_serve_without_uvicorn(
     monkeypatch.setitem(sys.modules, "uvicorn", None)  # makes `import uvicorn` fail
     status, _, err = run_main(capsys, "serve", "fixtures")
     assert status == 1
-    assert err == "laminate: the mock provider needs uvicorn: pip install 'laminate-llm[demo]'\n"
+    assert err == (
+        'laminate: the mock provider needs the "demo" extra (uvicorn is not installed): '
+        'install it with python -m pip install -e ".[demo]" in a clone of laminate\n'
+    )
 
 
 def test_record_to_an_unwritable_place(

@@ -56,6 +56,7 @@ from ._core.response import (
     Usage,
 )
 from ._core.serialize import event_from_dict
+from ._core.version import VERSION
 from ._encode.encoder import (
     StreamEncoder,
     encode_response,
@@ -85,7 +86,8 @@ from ._normalizer import StreamNormalizer
 from ._tools.envelope import CallLedger, FinalAnswer, ToolCallRequest, parse_envelope, to_envelopes
 from ._tools.registry import Tool, ToolRegistry
 
-__version__ = "0.1.0"
+__version__: str = VERSION
+"""The version of this source tree; ``laminate --version`` prints the installed one."""
 
 __all__ = [
     "BlockEnd",

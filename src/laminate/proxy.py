@@ -1,7 +1,8 @@
 """The translating proxy, as a library: ``app(config)`` is an ASGI app that serves every
 API's client endpoints on one port and answers each request from a configured backend, in
 the client's own API (``laminate proxy`` on the command line). It needs the ``proxy``
-extra (Starlette, uvicorn).
+extra (Starlette, uvicorn): without it, importing this module raises an ``ImportError``
+that says how to install it.
 
 ```python
 from laminate.proxy import Backend, ProxyConfig, app
@@ -14,17 +15,9 @@ asgi_app = app(config)          # uvicorn.run(asgi_app, port=8082)
 its base URL.
 """
 
-from ._proxy import (
-    Backend,
-    ConfigError,
-    ProxyConfig,
-    Timeouts,
-    app,
-    config_from_toml,
-    estimate_tokens,
-    proxy_server,
-    serve,
-)
+from ._proxy.app import app, estimate_tokens
+from ._proxy.config import Backend, ConfigError, ProxyConfig, Timeouts, config_from_toml
+from ._proxy.serve import proxy_server, serve
 
 __all__ = [
     "Backend",

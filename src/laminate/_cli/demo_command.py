@@ -18,7 +18,9 @@ def _demo(args: argparse.Namespace) -> int:
     import httpx
 
     from .demo import run_demo
+    from .server import require_uvicorn
 
+    require_uvicorn("the demo")
     providers = [args.provider] if args.provider else DEMO_PROVIDERS
     try:
         if args.web:

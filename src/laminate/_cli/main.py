@@ -3,7 +3,9 @@
 puts them together.
 
 Every failure is one line on standard error, ``laminate: <what went wrong>``, and a
-non-zero exit status: 2 for a bad command line, 1 for everything else.
+non-zero exit status: 2 for a bad command line, 1 for everything else. A command whose
+optional extra is not installed (``proxy``, ``demo``, ``serve``) fails that way too,
+naming the extra; every other command, ``--help`` and ``--version`` need none.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import sys
 from collections.abc import Sequence
 
 from .._core.errors import LaminateError, ProviderError, UnknownProviderError
+from .._core.extras import MissingExtraError
+from .._core.version import installed_version
 from . import demo_command, proxy, record, replay, serve, translate
 from .common import CommandError, Parser, UsageError
 from .replay import split_bytes
@@ -29,6 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="laminate", description="One event stream for every LLM provider's streamed answer."
     )
+    parser.add_argument("--version", action="version", version=f"laminate {installed_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in COMMANDS:
         module.add_parser(commands)
@@ -64,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(str(exc), 1)
     except LaminateError as exc:
         return _fail(_describe(exc), 1)
-    except ImportError as exc:  # uvicorn (the 'demo' extra) is missing: the message says so
+    except MissingExtraError as exc:  # the message names the extra and how to install it
         return _fail(str(exc), 1)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)

@@ -16,8 +16,9 @@ __all__ = ["add_parser"]
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .server import DEMO_STREAMS, MockProvider, base_url, listen, make_server
+    from .server import DEMO_STREAMS, MockProvider, base_url, listen, make_server, require_uvicorn
 
+    require_uvicorn("the mock provider")
     directory = Path(args.directory) if args.directory else DEMO_STREAMS
     if not directory.is_dir():
         raise CommandError(f"no such directory: {directory}")

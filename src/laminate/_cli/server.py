@@ -52,6 +52,7 @@ from .._apis.registry import APIS
 from .._apis.spec import Api, Mock, common_error_body
 from .._core.errors import LaminateError, ProviderError
 from .._core.events import Event
+from .._core.extras import missing_extra
 from .._normalizer import StreamNormalizer
 
 __all__ = [
@@ -66,6 +67,7 @@ __all__ = [
     "choose_recording",
     "find_recordings",
     "mock_server",
+    "require_uvicorn",
     "split_frames",
 ]
 
@@ -500,14 +502,18 @@ async def _lifespan(receive: Receive, send: Send) -> None:
 # -- running it ----------------------------------------------------------------------------
 
 
-def _uvicorn() -> Any:
+def _uvicorn(feature: str = "the mock provider") -> Any:
     try:
         import uvicorn
     except ImportError as exc:
-        raise ImportError(
-            "the mock provider needs uvicorn: pip install 'laminate-llm[demo]'"
-        ) from exc
+        raise missing_extra(feature, "demo", exc) from exc
     return uvicorn
+
+
+def require_uvicorn(feature: str) -> None:
+    """Raise a :class:`MissingExtraError` that names ``feature`` unless uvicorn (the
+    ``demo`` extra) is installed: a command checks before it starts."""
+    _uvicorn(feature)
 
 
 def listen(host: str, port: int) -> socket.socket:

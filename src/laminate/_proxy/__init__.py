@@ -1,21 +1,8 @@
 """The translating proxy: every API's client endpoints on one port, each request answered
-by a configured backend in the client's own API (see ``app.py``)."""
+by a configured backend in the client's own API (see ``app.py``).
 
-from .app import Exchange, app, error_response, estimate_tokens
-from .config import Backend, ConfigError, ProxyConfig, Timeouts, config_from_toml, parse_backend
-from .serve import proxy_server, serve
-
-__all__ = [
-    "Backend",
-    "ConfigError",
-    "Exchange",
-    "ProxyConfig",
-    "Timeouts",
-    "app",
-    "config_from_toml",
-    "error_response",
-    "estimate_tokens",
-    "parse_backend",
-    "proxy_server",
-    "serve",
-]
+This package imports none of its modules: ``config`` (plain data) stands without the
+``proxy`` extra, so that the command line can describe ``laminate proxy`` without it;
+``app`` and ``serve`` need Starlette and uvicorn. ``laminate.proxy`` gathers the public
+names.
+"""

@@ -50,14 +50,16 @@ from urllib.parse import quote
 import anyio
 import httpx
 
+from .._core.extras import missing_extra
+
 try:
     from starlette.applications import Starlette
     from starlette.requests import ClientDisconnect, Request
     from starlette.responses import JSONResponse, Response
     from starlette.routing import BaseRoute, Route
     from starlette.types import Receive, Scope, Send
-except ImportError as exc:  # pragma: no cover - the extra is installed in the tests
-    raise ImportError("the proxy needs its extra: pip install 'laminate-llm[proxy]'") from exc
+except ImportError as exc:  # the `proxy` extra is not installed
+    raise missing_extra("the proxy", "proxy", exc) from exc
 
 from .._apis.registry import APIS
 from .._apis.spec import Endpoint, Http

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from typing import Any, Final
 
+from .._core.extras import missing_extra
 from .app import app
 from .config import Backend, ProxyConfig, Timeouts
 
@@ -26,7 +27,7 @@ def _uvicorn() -> Any:
     try:
         import uvicorn
     except ImportError as exc:
-        raise ImportError("the proxy needs its extra: pip install 'laminate-llm[proxy]'") from exc
+        raise missing_extra("the proxy", "proxy", exc) from exc
     return uvicorn
 
 
