@@ -16,7 +16,7 @@ deltas and a turn with three parallel tool calls carrying ~300 KB of arguments i
   both against the same floor: time, MB/s, microseconds per event, the ratio to the
   floor, and its peak memory (tracemalloc, in a separate run so tracing does not distort
   the timing);
-- when installed (``pip install laminate-llm[bench]``), the official SDKs' own stream
+- when installed (``python -m pip install -e ".[bench]"``), the official SDKs' own stream
   helpers fed the same chunks exactly as their clients feed them: the SDK's ``Stream``
   (its SSE decoder, JSON parsing and model construction) under the OpenAI SDK's
   ``ChatCompletionStream`` (``ChatCompletionStreamState.handle_chunk``) or the Anthropic
@@ -359,7 +359,7 @@ def load_sdks() -> tuple[dict[str, SDK], list[str]]:
         try:
             sdk = cls()
         except ImportError:
-            notes.append(f"{cls.name}: not installed (pip install laminate-llm[bench])")
+            notes.append(f"{cls.name}: not installed (python -m pip install -e '.[bench]')")
             continue
         except Exception as exc:  # an SDK release whose internals moved
             notes.append(f"{cls.name}: cannot be driven ({type(exc).__name__}: {exc})")

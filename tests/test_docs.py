@@ -194,7 +194,7 @@ def test_collector_reads_fences_as_commonmark(tmp_path: Path) -> None:
     ]
 
 
-def test_ci_runs_the_readme_test_command() -> None:
+def test_ci_runs_the_readme_commands() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     setup = readme.split("\n## Set-up\n", 1)[1].split("\n## ", 1)[0]
@@ -204,6 +204,8 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert demo == 'python -m pip install -e ".[demo]" && laminate demo'
     assert tests.endswith("&& python -m pytest")
     assert tests in ci.splitlines(), ".ci/run runs exactly the README's test command"
+    lines = [line.strip() for line in ci.splitlines()]
+    assert demo in lines, ".ci/run runs the README's first command as written"
 
 
 def test_every_public_name_is_in_the_api_reference() -> None:
