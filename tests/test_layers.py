@@ -28,6 +28,8 @@ from typing import Final
 
 import pytest
 
+pytestmark = pytest.mark.static
+
 SRC: Final = Path(__file__).resolve().parent.parent / "src" / "laminate"
 
 # Bottom first. A module's layer is its first path part under `laminate` (a package or a

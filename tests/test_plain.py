@@ -64,12 +64,14 @@ def _made_again(stream: Path) -> str:
     )
 
 
+@pytest.mark.static
 def test_every_plain_reader_has_its_made_module() -> None:
     """The API folders whose handler defines ``_plain`` are the stream APIs'."""
     folders = {Path(inspect.getfile(_handler_class(name))).parent for name in registry.PROVIDERS}
     assert {path.parent for path in _MADE} == folders
 
 
+@pytest.mark.static
 @pytest.mark.parametrize("stream", _MADE, ids=[path.parent.name for path in _MADE])
 def test_the_committed_made_module_is_what_the_command_writes(stream: Path) -> None:
     """Each ``_made.py`` made again in memory from its ``stream.py``: the same header and
@@ -81,6 +83,7 @@ def test_the_committed_made_module_is_what_the_command_writes(stream: Path) -> N
     )
 
 
+@pytest.mark.static
 def test_the_check_finds_a_changed_made_module() -> None:
     made = _made_again(_MADE[0])
     assert make_plain.same_code(made, made)
