@@ -33,6 +33,25 @@ def json_backend(request: pytest.FixtureRequest) -> Iterator[str]:
     jsonlib.use(before)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test marked ``static`` (one that reads the code, not streams: types, lint, the
+    layers, the made modules) runs once, with the first JSON backend: its copies for the
+    others are deselected."""
+    first = jsonlib.available()[0]
+    again = [
+        item
+        for item in items
+        if isinstance(item, pytest.Function)
+        and item.get_closest_marker("static") is not None
+        and hasattr(item, "callspec")
+        and item.callspec.params.get("json_backend", first) != first
+    ]
+    if again:
+        config.hook.pytest_deselected(items=again)
+        dropped = set(map(id, again))
+        items[:] = [item for item in items if id(item) not in dropped]
+
+
 @pytest.fixture(params=sorted(_CRCS))
 def eventstream_crc(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """The binary decoder and writer with each CRC-32 installed (zlib's, and ISA-L's when

@@ -1,14 +1,17 @@
 """Plain deltas read in one place (``laminate._apis.plain``): each API's ``on_frame`` and
-``run`` are made from its ``_plain``. The made methods give what the reference ones (which
-call ``_plain`` frame by frame) give, on every fixture, fed whole (batches) and byte by
-byte; ``_plain`` itself is held to the form that can be inlined; the made code shows in
-tracebacks."""
+``run`` are made from its ``_plain`` (``laminate._apis.make_plain``) into its committed
+``_made.py``, which is what the command writes now. The made methods give what the
+reference ones (which call ``_plain`` frame by frame) give, on every fixture, fed whole
+(batches) and byte by byte; ``_plain`` itself is held to the form that can be inlined; a
+class with a ``_plain`` takes no other ``on_frame``; the made code shows in tracebacks."""
 
 from __future__ import annotations
 
-import importlib.util
-import linecache
+import importlib
+import inspect
+import itertools
 import re
+import sys
 import tempfile
 import traceback
 from collections.abc import Hashable
@@ -18,7 +21,7 @@ from typing import Any
 import pytest
 
 from laminate import ToolInputDelta
-from laminate._apis import registry
+from laminate._apis import make_plain, registry
 from laminate._apis.plain import ARGUMENTS, TEXT, Plain, PlainReader, hand_over
 from laminate._core.assembler import Assembler
 from laminate._normalizer import StreamNormalizer
@@ -46,9 +49,47 @@ def test_every_stream_api_reads_its_plain_deltas_in_one_place(name: str) -> None
     handler = _handler_class(name)
     assert issubclass(handler, PlainReader)
     assert "_plain" in handler.__dict__
+    folder = Path(inspect.getfile(handler)).parent
     for method in ("on_frame", "run"):
         made = handler.__dict__[method]
-        assert made.__code__.co_filename.endswith("made from _plain>"), method
+        assert Path(made.__code__.co_filename) == folder / "_made.py", method
+
+
+_MADE = make_plain.targets()
+
+
+def _made_again(stream: Path) -> str:
+    return make_plain.made_source(
+        stream.read_text("utf-8"), origin=f"{stream.parent.name}/stream.py"
+    )
+
+
+@pytest.mark.static
+def test_every_plain_reader_has_its_made_module() -> None:
+    """The API folders whose handler defines ``_plain`` are the stream APIs'."""
+    folders = {Path(inspect.getfile(_handler_class(name))).parent for name in registry.PROVIDERS}
+    assert {path.parent for path in _MADE} == folders
+
+
+@pytest.mark.static
+@pytest.mark.parametrize("stream", _MADE, ids=[path.parent.name for path in _MADE])
+def test_the_committed_made_module_is_what_the_command_writes(stream: Path) -> None:
+    """Each ``_made.py`` made again in memory from its ``stream.py``: the same header and
+    the same code (the file is as ruff formats it)."""
+    committed = stream.with_name("_made.py").read_text("utf-8")
+    assert make_plain.same_code(committed, _made_again(stream)), (
+        f"{stream.with_name('_made.py')} is not what {stream.parent.name}/stream.py's _plain "
+        f"makes: run `{make_plain.COMMAND}`"
+    )
+
+
+@pytest.mark.static
+def test_the_check_finds_a_changed_made_module() -> None:
+    made = _made_again(_MADE[0])
+    assert make_plain.same_code(made, made)
+    assert not make_plain.same_code(made.replace("return taken", "return start"), made)
+    assert not make_plain.same_code(made.replace("Do not edit", "Edit"), made)
+    assert make_plain.main(["--check"]) == 0
 
 
 def _outcome(fixture: Fixture, *, reference: bool, whole: bool) -> Outcome:
@@ -81,6 +122,10 @@ def test_the_made_methods_read_as_the_reference(fixture: Fixture, whole: bool) -
 
 _READY_READER = """from laminate._apis.plain import ARGUMENTS, TEXT, PlainReader
 
+from . import _made
+
+from . import _made
+
 
 class Reader(PlainReader):
     __slots__ = ("asked", "assembler", "others")
@@ -93,6 +138,9 @@ class Reader(PlainReader):
     def _plain(self, name, obj):
 {body}
 
+    on_frame = _made.on_frame
+    run = _made.run
+
     def _ready(self, key, kind):
         self.asked.append(key)
         return key != "shut"
@@ -102,23 +150,33 @@ class Reader(PlainReader):
 """
 
 
+_PACKAGES = itertools.count()
+
+
 def _reader(body: str, source: str | None = None) -> type:
-    """A PlainReader whose ``_plain`` is ``body``, from a module of its own (the made
-    methods are built from the method's source, which inspect reads from a file)."""
+    """A PlainReader whose ``_plain`` is ``body``, in a package of its own, with the
+    ``_made.py`` the command writes for it."""
     indented = "\n".join("        " + line for line in body.strip("\n").splitlines())
-    folder = Path(tempfile.mkdtemp())
-    path = folder / "made_reader.py"
-    path.write_text((source or _READER).format(body=indented), "utf-8")
-    spec = importlib.util.spec_from_file_location("made_reader", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    text = (source or _READER).format(body=indented)
+    made = make_plain.made_source(text, plain="laminate._apis.plain")
+    root = Path(tempfile.mkdtemp())
+    package = f"made_reader_{next(_PACKAGES)}"
+    (root / package).mkdir()
+    (root / package / "__init__.py").write_text("", "utf-8")
+    (root / package / "stream.py").write_text(text, "utf-8")
+    (root / package / "_made.py").write_text(made, "utf-8")
+    sys.path.insert(0, str(root))
+    try:
+        module = importlib.import_module(f"{package}.stream")
+    finally:
+        sys.path.remove(str(root))
     reader: type = module.Reader
     return reader
 
 
 _READER = """from laminate._apis.plain import ARGUMENTS, TEXT, PlainReader
+
+from . import _made
 
 
 class Reader(PlainReader):
@@ -130,6 +188,9 @@ class Reader(PlainReader):
 
     def _plain(self, name, obj):
 {body}
+
+    on_frame = _made.on_frame
+    run = _made.run
 
     def _on_other(self, name, obj):
         self.others.append(obj)
@@ -233,9 +294,52 @@ return None
     with pytest.raises(KeyError) as caught:
         handler.on_frame(None, {})
     made = caught.traceback[-1]
-    assert str(made.path).endswith("made from _plain>")
+    assert Path(made.path).name == "_made.py"
     assert "obj['boom']" in "".join(traceback.format_tb(caught.value.__traceback__))
-    assert linecache.getlines(str(made.path))
+
+
+_OWN_ON_FRAME = """from laminate._apis.plain import PlainReader
+
+from . import _made
+
+
+class Reader(PlainReader):
+    def _plain(self, name, obj):
+        return None
+
+    run = _made.run
+{own}
+"""
+
+
+@pytest.mark.parametrize(
+    ("own", "says"),
+    [
+        ("\n    def on_frame(self, name, obj):\n        pass", "so its on_frame is the one made"),
+        ("    on_frame = PlainReader.on_frame", "so its on_frame is the one made"),
+        ("", "so its on_frame is the one made"),
+    ],
+    ids=["its own", "the reference", "none"],
+)
+def test_a_class_with_plain_takes_no_other_on_frame(own: str, says: str) -> None:
+    """A class that defines ``_plain`` and another ``on_frame`` (or none) is refused when
+    it is made, naming the command: it would not read what its ``_plain`` says."""
+    with pytest.raises(TypeError, match=re.escape(says)) as caught:
+        _reader("", _OWN_ON_FRAME.replace("{own}", own))
+    assert make_plain.COMMAND in str(caught.value)
+
+
+def test_the_made_module_reads_only_what_its_module_imports_or_assigns() -> None:
+    source = _READER.replace("class Reader", "def helper():\n    pass\n\n\nclass Reader")
+    with pytest.raises(TypeError, match="reads helper"):
+        _reader("return helper(), 'x', TEXT", source)
+    keyed = _READER.replace("class Reader", "_KEY = 'k'\n\n\nclass Reader")
+    reader = _reader("return _KEY, obj, TEXT", keyed)
+    asm = Assembler("test", max_tool_input_size=1 << 20)
+    asm.start("", "")
+    asm.open_text("k")
+    reader(asm).on_frame(None, "x")
+    assert asm.snapshot().text() == "x"
 
 
 # -- hand_over --------------------------------------------------------------------------------
@@ -293,6 +397,10 @@ return key, piece, TEXT
 
 _SETUP_READER = """from laminate._apis.plain import ARGUMENTS, TEXT, PlainReader
 
+from . import _made
+
+from . import _made
+
 
 class Reader(PlainReader):
     __slots__ = ("assembler", "known", "off", "others")
@@ -306,6 +414,9 @@ class Reader(PlainReader):
     def _plain(self, name, obj):
 {body}
 
+    on_frame = _made.on_frame
+    run = _made.run
+
     def _on_other(self, name, obj):
         self.others.append(obj)
 """
@@ -316,7 +427,7 @@ def test_the_setup_runs_once_before_a_run_and_for_each_frame_on_its_own() -> Non
     ``run``'s loop (a ``None`` there takes nothing); ``on_frame`` reads them each time."""
     reader = _reader(_SETUP, _SETUP_READER)
     made_run: Any = reader.__dict__["run"]
-    run_source = "".join(linecache.getlines(made_run.__code__.co_filename))
+    run_source = inspect.getsource(made_run)
     loop_at = run_source.index("for obj in")
     assert run_source.index("known = self.known") < loop_at
     assert run_source.index("if self.off") < loop_at

@@ -10,6 +10,8 @@ import pytest
 
 from .support import ROOT
 
+pytestmark = pytest.mark.static
+
 
 def _run(*command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)

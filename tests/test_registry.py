@@ -19,8 +19,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final, get_args
 
+import pytest
+
 from laminate._apis.registry import APIS, ItemsTurn, MessageTurn
 from laminate._apis.spec import Api
+
+pytestmark = pytest.mark.static
 
 SRC: Final = Path(__file__).resolve().parent.parent / "src" / "laminate"
 APIS_DIR: Final = SRC / "_apis"

@@ -25,7 +25,6 @@ from ..._core.response import (
     InvalidToolUse,
     NormalizedResponse,
     Reasoning,
-    StopReason,
     Text,
     ToolUse,
     Unknown,
@@ -243,8 +242,3 @@ def sources(block: Unknown) -> list[Source]:
         title = str_or_empty(data.get("title")) or source
         return [Source(key=f"search:{source}", title=title, media_type=TEXT)]
     return []
-
-
-def stop_string(stop: StopReason) -> str:
-    """The stop string this API's stream and body carry for ``stop``."""
-    return wire_stop(stop, STOP_REASONS, _STOP) or "end_turn"

@@ -30,6 +30,7 @@ from ..base import (
     str_or_empty,
 )
 from ..plain import ARGUMENTS, TEXT, Plain, PlainReader
+from . import _made
 
 __all__ = ["STOP_REASONS", "AnthropicHandler", "usage_counts"]
 
@@ -91,6 +92,10 @@ class AnthropicHandler(PlainReader):
         if delta_type == "text_delta":
             return key, piece, TEXT
         return key, piece, ARGUMENTS
+
+    # Made from _plain: _made.py, written by `python -m laminate._apis.make_plain`.
+    on_frame = _made.on_frame
+    run = _made.run
 
     def _on_other(self, name: str | None, obj: Any) -> None:
         if obj.__class__ is not dict and not isinstance(obj, Mapping):

@@ -40,7 +40,6 @@ from ..._core.response import (
     InvalidToolUse,
     NormalizedResponse,
     Reasoning,
-    StopReason,
     ToolUse,
     Unknown,
 )
@@ -262,8 +261,3 @@ def sources(block: Unknown) -> list[Source]:
             media = PDF if kind == "documentPage" else TEXT
             return [request_document(where.get("documentIndex"), data.get("title"), media)]
     return []
-
-
-def stop_string(stop: StopReason) -> str:
-    """The stop string this API's stream and body carry for ``stop``."""
-    return wire_stop(stop, STOP_REASONS, _STOP) or "end_turn"

@@ -59,6 +59,7 @@ from ..base import (
     str_or_empty,
 )
 from ..plain import ARGUMENTS, TEXT, Plain, PlainReader
+from . import _made
 
 __all__ = [
     "EVENTS",
@@ -137,6 +138,10 @@ class BedrockHandler(PlainReader):
         if is_text:
             return key, piece, TEXT
         return key, piece, ARGUMENTS
+
+    # Made from _plain: _made.py, written by `python -m laminate._apis.make_plain`.
+    on_frame = _made.on_frame
+    run = _made.run
 
     def _on_other(self, name: str | None, obj: Any) -> None:
         if name == "contentBlockDelta" and obj.__class__ is dict:

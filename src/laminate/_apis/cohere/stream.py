@@ -62,6 +62,7 @@ from ..base import (
     str_or_empty,
 )
 from ..plain import ARGUMENTS, TEXT, Plain, PlainReader
+from . import _made
 
 __all__ = [
     "PLAN_ID",
@@ -163,6 +164,10 @@ class CohereHandler(PlainReader):
         if len(content) == 1:
             return index, piece, TEXT
         return None
+
+    # Made from _plain: _made.py, written by `python -m laminate._apis.make_plain`.
+    on_frame = _made.on_frame
+    run = _made.run
 
     def _on_other(self, name: str | None, obj: Any) -> None:
         if obj.__class__ is not dict and not isinstance(obj, Mapping):

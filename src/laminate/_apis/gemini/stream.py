@@ -50,6 +50,7 @@ from ..base import (
     stop_reason_from,
 )
 from ..plain import TEXT, Plain, PlainReader
+from . import _made
 from .arguments import ArgumentWriter
 
 __all__ = [
@@ -212,6 +213,10 @@ class GeminiHandler(PlainReader):
         if usage and usage.__class__ is not dict:
             return None
         return self._key, text, TEXT, usage
+
+    # Made from _plain: _made.py, written by `python -m laminate._apis.make_plain`.
+    on_frame = _made.on_frame
+    run = _made.run
 
     def _took(self, extras: list[Any]) -> None:
         """The usage so far that plain chunks carried. Each one's counts replace the

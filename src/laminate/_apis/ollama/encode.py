@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from ..._core.events import ResponseStart
-from ..._core.response import ContentBlock, NormalizedResponse, StopReason, ToolUse
+from ..._core.response import ContentBlock, NormalizedResponse, ToolUse
 from ..shapes import counts
 from ..spec import Carries
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
@@ -104,8 +104,3 @@ class OllamaWriter(StreamWriter):
     def failure(self, failure: Failure) -> bytes:
         # Ollama's error line holds the message alone (no type, no retry advice).
         return dumps({"error": failure.message}) + b"\n"
-
-
-def stop_string(stop: StopReason) -> str:
-    """The stop string this API's stream and body carry for ``stop``."""
-    return wire_stop(stop, STOP_REASONS, _STOP) or "stop"

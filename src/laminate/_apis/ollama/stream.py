@@ -22,6 +22,7 @@ from ..base import (
 )
 from ..plain import TEXT, Plain, PlainReader
 from ..think import ThinkSplitter
+from . import _made
 
 __all__ = ["STOP_REASONS", "OllamaHandler", "parse_body", "stop_reason", "usage_counts"]
 
@@ -87,6 +88,10 @@ class OllamaHandler(PlainReader):
         if text.__class__ is not str or obj.get("error") or obj.get("done") is True:
             return None
         return _TEXT, text, TEXT
+
+    # Made from _plain: _made.py, written by `python -m laminate._apis.make_plain`.
+    on_frame = _made.on_frame
+    run = _made.run
 
     def _on_other(self, name: str | None, obj: Any) -> None:
         if not isinstance(obj, dict):

@@ -19,7 +19,6 @@ from ..._core.response import (
     InvalidToolUse,
     NormalizedResponse,
     Reasoning,
-    StopReason,
     ToolUse,
     Unknown,
 )
@@ -211,8 +210,3 @@ def sources(block: Unknown) -> list[Source]:
     cited = inner if isinstance(inner, dict) else data
     url = cited.get("url")
     return [web_source(url, cited.get("title"))] if is_text(url) else []
-
-
-def stop_string(stop: StopReason) -> str:
-    """The stop string this API's stream and body carry for ``stop``."""
-    return wire_stop(stop, STOP_REASONS, _FINISH) or "stop"

@@ -34,6 +34,7 @@ from ..base import (
 )
 from ..plain import ARGUMENTS, TEXT, Plain, PlainReader
 from ..think import ThinkSplitter
+from . import _made
 
 __all__ = ["STOP_REASONS", "OpenAIChatHandler", "parse_body", "stop_reason", "usage_counts"]
 
@@ -164,6 +165,10 @@ class OpenAIChatHandler(PlainReader):
         ):
             return key, piece, ARGUMENTS
         return None
+
+    # Made from _plain: _made.py, written by `python -m laminate._apis.make_plain`.
+    on_frame = _made.on_frame
+    run = _made.run
 
     def _ready(self, key: Hashable, kind: bool) -> bool:
         """A call's arguments go on as they come only while the call is open."""

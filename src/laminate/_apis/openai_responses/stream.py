@@ -40,6 +40,7 @@ from ..base import (
     str_or_empty,
 )
 from ..plain import ARGUMENTS, TEXT, Plain, PlainReader
+from . import _made
 
 __all__ = ["STOP_REASONS", "OpenAIResponsesHandler", "parse_body", "stop_reason", "usage_counts"]
 
@@ -161,6 +162,10 @@ class OpenAIResponsesHandler(PlainReader):
         if sub.__class__ is int:
             return key, piece, TEXT
         return None
+
+    # Made from _plain: _made.py, written by `python -m laminate._apis.make_plain`.
+    on_frame = _made.on_frame
+    run = _made.run
 
     def _ready(self, key: Hashable, kind: bool) -> bool:
         """The block is open, in an item still being written, and has had a piece before

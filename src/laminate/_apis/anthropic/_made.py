@@ -1,0 +1,93 @@
+# Generated from AnthropicHandler._plain in anthropic/stream.py by
+#     python -m laminate._apis.make_plain
+# Do not edit: change _plain and run the command again (tests/test_plain.py fails
+# while this file is not what the command writes).
+"""AnthropicHandler's ``on_frame`` and ``run``, made from its ``_plain``."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from itertools import islice as _islice
+from typing import TYPE_CHECKING, Any
+
+from ..plain import hand_over as _hand_over
+
+if TYPE_CHECKING:
+    from .stream import AnthropicHandler
+
+__all__ = ["on_frame", "run"]
+
+
+def on_frame(self: AnthropicHandler, name: str | None, obj: Any) -> None:
+    """One parsed frame: a plain delta to the assembler, anything else
+    ``_on_other``'s."""
+    piece = None
+    try:
+        if obj["type"] == "content_block_delta":
+            delta = obj["delta"]
+            key = obj["index"]
+            delta_type = delta["type"]
+            if delta_type == "text_delta":
+                piece = delta["text"]
+            elif delta_type == "input_json_delta":
+                piece = delta["partial_json"]
+    except (KeyError, TypeError, IndexError):
+        pass
+    if piece.__class__ is not str or key.__class__ is not int:
+        return self._on_other(name, obj)
+    if delta_type == "text_delta":
+        self.assembler.text(key, piece)
+        return None
+    self.assembler.tool_input(key, piece)
+    return None
+
+
+def run(
+    self: AnthropicHandler, names: Sequence[str | None] | None, objs: Sequence[Any], start: int
+) -> int:
+    """The plain deltas from ``start`` on, each stretch of one block's pieces handed
+    to the assembler in one call; the index of the first frame left to ``on_frame``."""
+    pieces: list[str]
+    keys: list[Hashable]
+    changes: list[tuple[int, bool]]
+    extras: list[Any]
+    kind_now: bool | None
+    pieces = []
+    keys = []
+    changes = []
+    extras = []
+    add_piece = pieces.append
+    add_key = keys.append
+    kind_now = None
+    for obj in _islice(objs, start, None):
+        piece = None
+        try:
+            if obj["type"] == "content_block_delta":
+                delta = obj["delta"]
+                key = obj["index"]
+                delta_type = delta["type"]
+                if delta_type == "text_delta":
+                    piece = delta["text"]
+                elif delta_type == "input_json_delta":
+                    piece = delta["partial_json"]
+        except (KeyError, TypeError, IndexError):
+            pass
+        if piece.__class__ is not str or key.__class__ is not int:
+            break
+        if delta_type == "text_delta":
+            if kind_now is not True:
+                kind_now = True
+                changes.append((len(pieces), True))
+            add_key(key)
+            add_piece(piece)
+            continue
+        if kind_now is not False:
+            kind_now = False
+            changes.append((len(pieces), False))
+        add_key(key)
+        add_piece(piece)
+        continue
+    taken = _hand_over(self, start, pieces, keys, changes)
+    if extras and taken > start:
+        self._took(extras[: taken - start])
+    return taken
