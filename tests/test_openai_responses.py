@@ -840,3 +840,33 @@ def test_real_complete_bodies(name: str, tools: list[tuple[str, str, Any]], sign
     assert [(t.id, t.name, t.input.value) for t in response.tool_uses()] == tools
     assert response.stop_reason == StopReason.TOOL_USE
     assert [r.signature is not None for r in response.reasoning()] == ([True] if signed else [])
+
+
+def test_a_compact_complete_body_with_a_null_error_read_as_a_stream() -> None:
+    # One line whose `error` is null (every complete body has the field): a body to read,
+    # not an error; one whose `error` is set and has no `output` is the error.
+    body = {
+        "id": "resp_1",
+        "object": "response",
+        "status": "completed",
+        "error": None,
+        "model": "grok-4.3",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Hi.", "annotations": []}],
+            }
+        ],
+        "usage": {"input_tokens": 5, "output_tokens": 2},
+    }
+    outcome = run_chunks([json.dumps(body).encode()])
+    assert outcome.error is None
+    assert outcome.response is not None
+    assert outcome.response.provider == PROVIDER
+    assert outcome.response.text() == "Hi."
+    failed = {"error": {"type": "invalid_request_error", "message": "no such model"}}
+    outcome = run_chunks([json.dumps(failed).encode()])
+    assert isinstance(outcome.error, ProviderError)
+    assert outcome.error.message == "no such model"
