@@ -19,6 +19,7 @@ from .support import run_chunks
     ("payload", "error_type", "retryable"),
     [
         ({"error": {"code": 429, "message": "slow down"}}, "429", True),
+        ({"error": {"code": "RateLimitReached", "message": "m"}}, "RateLimitReached", True),
         ({"error": {"code": 400, "message": "bad"}}, "400", False),
         (
             {

@@ -83,6 +83,7 @@ _RETRYABLE_TYPES: Final = frozenset(
         "overloaded_error",
         "rate_limit_error",
         "rate_limit_exceeded",
+        "ratelimitreached",  # Azure AI Foundry's `code`
         "api_error",
         "server_error",
         "internal_server_error",
