@@ -77,7 +77,7 @@ OPENAI_CHAT = [
         tools=(("glob", {"pattern": "**/*.go"}), ("ls", {"depth": 1})),
         tool_ids=("call_XNJBmJ3UIKrBN8hBqcEaU9yu", "call_3gjn2wDOLXX3t9EvrY16cw5N"),
         text="",
-        usage=usage(6395, 630),
+        usage=usage(6395, 630, cache_read_tokens=3456, reasoning_tokens=576),
     ),
     Case(
         "openai-chat/crush-openai-gpt5-agent-stream-multiedit-92-arg-deltas.sse",
@@ -103,14 +103,14 @@ OPENAI_CHAT = [
         ),
         tool_ids=("call_2hzHz91aslzg48tDaSK7ttbD",),
         text="",
-        usage=usage(6584, 2030),
+        usage=usage(6584, 2030, cache_read_tokens=6400, reasoning_tokens=1920),
     ),
     Case(
         "openai-chat/crush-openai-gpt5-title-generation-stream.sse",
         ("text",),
         ("end_turn", "stop"),
         text="Greeting Message",
-        usage=usage(142, 2),
+        usage=usage(142, 2, cache_read_tokens=0, reasoning_tokens=0),
     ),
     Case(
         "openai-chat/lmnr-litellm-gpt41nano-stream-tool-call-obfuscation.sse",
@@ -119,7 +119,7 @@ OPENAI_CHAT = [
         tools=(("get_weather", {"location": "Tokyo"}),),
         tool_ids=("call_IhZLnCkrAUOgIDlUihqSAPyD",),
         text="",
-        usage=usage(72, 44),
+        usage=usage(72, 44, cache_read_tokens=0, reasoning_tokens=0),
     ),
     Case(
         "openai-chat/phoenix-openai-chat-error-404-model-not-found-4-space-indent.json",
@@ -137,7 +137,7 @@ OPENAI_CHAT = [
         tools=(("get_current_weather", {"location": "San Francisco"}),),
         tool_ids=("call_6DO189nmEhLF3dzTTD51BMAC",),
         text="",
-        usage=usage(68, 17),
+        usage=usage(68, 17, cache_read_tokens=0, reasoning_tokens=0),
     ),
     Case(
         "openai-chat/phoenix-openai-gpt4omini-stream-forced-tool-call-evaluator.sse",
@@ -146,7 +146,7 @@ OPENAI_CHAT = [
         tools=(("correctness", {"label": "correct"}),),
         tool_ids=("call_etldxOdkjqXjTYNK3AiTiy9G",),
         text="",
-        usage=usage(118, 15),
+        usage=usage(118, 15, cache_read_tokens=0, reasoning_tokens=0),
     ),
     Case(
         "openai-chat/rubyllm-openai-gpt4o-mini-search-preview-url-citations.json",
@@ -154,7 +154,7 @@ OPENAI_CHAT = [
         ("end_turn", "stop"),
         text_start="As of August 19, 2026, the latest stable version o",
         text_end="cycle-799?utm_source=openai)) ",
-        usage=usage(13, 197),
+        usage=usage(13, 197, cache_read_tokens=0, reasoning_tokens=0),
     ),
     Case(
         "openai-chat/rubyopenai-gpt35-nonstream-2-tool-calls-tool-choice-required.json",
@@ -166,14 +166,14 @@ OPENAI_CHAT = [
         ),
         tool_ids=("call_jpE40AW1quMaiDYWNV4Aob6D", "call_AZ51gEeXi37kKhFpXrcJzNQl"),
         text="",
-        usage=usage(70, 46),
+        usage=usage(70, 46, cache_read_tokens=0, reasoning_tokens=0),
     ),
     Case(
         "openai-chat/rubyopenai-gpt35-turn2-assistant-replay-with-refusal-annotations.json",
         ("text",),
         ("end_turn", "stop"),
         text="The weather in both San Francisco and Japan is nice.",
-        usage=usage(104, 11),
+        usage=usage(104, 11, cache_read_tokens=0, reasoning_tokens=0),
     ),
 ]
 
@@ -197,7 +197,7 @@ OPENAI_COMPAT = [
         ("max_tokens", "length"),
         text="",
         reasoning_start="The user wants a title for the given content. The ",
-        usage=usage(153, 41),
+        usage=usage(153, 41, reasoning_tokens=40),
     ),
     Case(
         "openai-compat/crush-hyper-glm51-agent-stream-62-tool-arg-deltas.sse",
@@ -219,7 +219,7 @@ OPENAI_COMPAT = [
         ),
         tool_ids=("call_18573f9956c37b82",),
         text="",
-        usage=usage(91, 76),
+        usage=usage(91, 76, cache_read_tokens=8576),
     ),
     Case(
         "openai-compat/crush-openrouter-kimi-k2-agent-stream-parallel-tool-calls.sse",
@@ -228,7 +228,7 @@ OPENAI_COMPAT = [
         tools=(("glob", {"pattern": "*.go"}), ("ls", {})),
         tool_ids=("glob:0", "ls:1"),
         text="",
-        usage=usage(6513, 24),
+        usage=usage(6513, 24, cache_read_tokens=6144, reasoning_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "openai-compat/crush-zai-glm46-agent-stream-reasoning-then-whole-tool-calls.sse",
@@ -241,7 +241,7 @@ OPENAI_COMPAT = [
         tool_ids=("call_eed4dcc84484436dabda6a0d", "call_f2fe9a4ba66845568e4cbd34"),
         text="",
         reasoning_start="The user wants me to:\n1. Use glob to find all .go ",
-        usage=usage(7146, 131),
+        usage=usage(7146, 131, cache_read_tokens=7003, reasoning_tokens=92),
     ),
     Case(
         # A choice without a message: no block, the filter's stop.
@@ -276,7 +276,7 @@ OPENAI_COMPAT = [
         ("text",),
         ("end_turn", "stop"),
         text="The current time is 08:00:00.",
-        usage=usage(75, 15),
+        usage=usage(75, 15, cache_read_tokens=0, reasoning_tokens=0),
     ),
     Case(
         "openai-compat/prism-perplexity-sonar-stream-spaced-json-no-done.sse",
@@ -295,7 +295,7 @@ OPENAI_COMPAT = [
         text_start="\nI'll help you find the Tigers game time in Detroi",
         text_end="ieces of information for you.\n",
         reasoning_start="\nThe user is asking for two things:\n1. What time t",
-        usage=usage(272, 210),
+        usage=usage(272, 210, cache_read_tokens=271),
     ),
     Case(
         "openai-compat/rubyllm-azure-foundry-error-429-rate-limit.json",
@@ -312,7 +312,7 @@ OPENAI_COMPAT = [
         ("end_turn", "stop"),
         text_start='- The question to ask: "Will your answer to this q',
         text_end="ecause it\u2019s part of a paradox.",
-        usage=usage(50, 4350),
+        usage=usage(50, 4350, cache_read_tokens=0, reasoning_tokens=4160),
     ),
     Case(
         "openai-compat/rubyllm-azure-foundry-grok-stream-tool-call-mixed-json-style.sse",
@@ -321,7 +321,7 @@ OPENAI_COMPAT = [
         tools=(("best_language_to_learn", {}),),
         tool_ids=("call_39096608",),
         text="",
-        usage=usage(205, 18),
+        usage=usage(205, 18, cache_read_tokens=159, reasoning_tokens=0),
     ),
     Case(
         "openai-compat/rubyllm-deepseek-chat-stream-tool-call-25-arg-deltas.sse",
@@ -330,7 +330,7 @@ OPENAI_COMPAT = [
         tools=(("weather", {"latitude": "52.5200", "longitude": "13.4050"}),),
         tool_ids=("call_00_MRi7F2sfOet5LgvlZL3W5236",),
         text="",
-        usage=usage(348, 65),
+        usage=usage(348, 65, cache_read_tokens=0),
     ),
     Case(
         "openai-compat/rubyllm-deepseek-chat-stream-tool-call-no-params.sse",
@@ -339,7 +339,7 @@ OPENAI_COMPAT = [
         tools=(("best_language_to_learn", {}),),
         tool_ids=("call_00_rGGuLWLHvYxVPMtiENE41150",),
         text="Let me look that up for you!",
-        usage=usage(291, 39),
+        usage=usage(291, 39, cache_read_tokens=0),
     ),
     Case(
         "openai-compat/rubyllm-deepseek-error-400-octet-stream.json",
@@ -356,7 +356,7 @@ OPENAI_COMPAT = [
         ("end_turn", "stop"),
         text="8 multiplied by 2 equals 16.",
         reasoning_start="We need to multiply the previous result (8) by 2. ",
-        usage=usage(30, 34),
+        usage=usage(30, 34, cache_read_tokens=0, reasoning_tokens=24),
     ),
     Case(
         "openai-compat/rubyllm-deepseek-v4-flash-reasoning-content-effort-high.json",
@@ -364,7 +364,7 @@ OPENAI_COMPAT = [
         ("end_turn", "stop"),
         text="4",
         reasoning_start="We need answer simple. 2+2=4. Just number.",
-        usage=usage(97, 17),
+        usage=usage(97, 17, cache_read_tokens=0, reasoning_tokens=15),
     ),
     Case(
         "openai-compat/rubyllm-gpustack-qwen3-finish-length-timing-usage.json",
@@ -373,7 +373,7 @@ OPENAI_COMPAT = [
         text_start="\n\nThe provided `license.txt` file outlines the ter",
         text_end="ures of the MIT License:\n1. **",
         reasoning_start="\nOkay, the user is asking what's in the license.tx",
-        usage=usage(544, 2048),
+        usage=usage(544, 2048, cache_read_tokens=0, reasoning_tokens=386),
     ),
     Case(
         "openai-compat/rubyllm-gpustack-qwen3-stream-reasoning-content.sse",
@@ -381,7 +381,7 @@ OPENAI_COMPAT = [
         ("end_turn", "stop"),
         text="\n\n1, 2, 3.",
         reasoning_start="\nOkay, the user wants me to count from 1 to 3. Let",
-        usage=usage(15, 171),
+        usage=usage(15, 171, cache_read_tokens=0, reasoning_tokens=160),
     ),
     Case(
         "openai-compat/rubyllm-mistral-error-401-detail.json",
@@ -398,7 +398,7 @@ OPENAI_COMPAT = [
         ("end_turn", "stop"),
         text="144",
         reasoning_start="The user is asking for the product of 12 multiplie",
-        usage=usage(31, 66),
+        usage=usage(31, 66, cache_read_tokens=0),
     ),
     Case(
         "openai-compat/rubyllm-mistral-small-stream-tool-call-single-chunk-usage.sse",
@@ -407,7 +407,7 @@ OPENAI_COMPAT = [
         tools=(("weather", {"latitude": "52.5200", "longitude": "13.4050"}),),
         tool_ids=("g6fVbXS8K",),
         text="",
-        usage=usage(159, 28),
+        usage=usage(159, 28, cache_read_tokens=128),
     ),
     Case(
         "openai-compat/rubyllm-mistral-small-thinking-chunks-replayed-turn2.json",
@@ -415,7 +415,7 @@ OPENAI_COMPAT = [
         ("end_turn", "stop"),
         text="154",
         reasoning_start="The user wants me to add 10 to the previous result",
-        usage=usage(113, 58),
+        usage=usage(113, 58, cache_read_tokens=0),
     ),
     Case(
         "openai-compat/rubyllm-ollama-cloud-error-400-prompt-too-long.json",
@@ -480,7 +480,7 @@ OPENAI_COMPAT = [
         ("end_turn", "stop"),
         text_start="The latest stable Ruby version is **Ruby 4.0.6**. ",
         text_end=".ruby-lang.org/en/downloads/))",
-        usage=usage(16924, 485),
+        usage=usage(16924, 485, cache_read_tokens=0, reasoning_tokens=449, cache_write_tokens=0),
     ),
     Case(
         "openai-compat/rubyllm-openrouter-haiku45-stream-tool-call-processing-comments-double-finish.sse",
@@ -489,7 +489,7 @@ OPENAI_COMPAT = [
         tools=(("weather", {"latitude": "52.5200", "longitude": "13.4050"}),),
         tool_ids=("toolu_bdrk_01FnJwNhnbF7UbXLQGHJ5dda",),
         text="",
-        usage=usage(633, 75),
+        usage=usage(633, 75, cache_read_tokens=0, reasoning_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "openai-compat/rubyllm-openrouter-reasoning-details-replayed-turn2.json",
@@ -497,7 +497,7 @@ OPENAI_COMPAT = [
         ("end_turn", "stop"),
         text_start="The current weather in Berlin is **15\u00b0C (59\u00b0F) and",
         text_end=" mild, overcast day in Berlin.",
-        usage=usage(762, 34),
+        usage=usage(762, 34, cache_read_tokens=0, reasoning_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "openai-compat/rubyllm-openrouter-stream-reasoning-details-tool-calls.sse",
@@ -507,7 +507,7 @@ OPENAI_COMPAT = [
         tool_ids=("toolu_bdrk_01L9pX1Wp4FAEq9TT2Z6UAe7",),
         text="",
         reasoning_start="The user is asking for the weather in Berlin and s",
-        usage=usage(626, 106),
+        usage=usage(626, 106, cache_read_tokens=0, reasoning_tokens=54, cache_write_tokens=0),
     ),
     Case(
         "openai-compat/rubyllm-perplexity-sonar-reasoning-pro-no-think-tags-search-results.json",
@@ -549,7 +549,7 @@ OPENAI_RESPONSES = [
         ("text",),
         ("end_turn", "completed"),
         text="Paris",
-        usage=usage(25, 2),
+        usage=usage(25, 2, cache_read_tokens=0, reasoning_tokens=0),
     ),
     Case(
         "openai-responses/phoenix-openai-responses-error-400-model-not-found.json",
@@ -565,7 +565,7 @@ OPENAI_RESPONSES = [
         ("reasoning", "text"),
         ("end_turn", "completed"),
         text="4",
-        usage=usage(18, 120),
+        usage=usage(18, 120, cache_read_tokens=0, reasoning_tokens=64, cache_write_tokens=0),
     ),
     Case(
         "openai-responses/rubyllm-bedrock-mantle-gpt-oss-responses-function-call.json",
@@ -575,7 +575,7 @@ OPENAI_RESPONSES = [
         tool_ids=("call_836db14dc7486091",),
         text="",
         reasoning_start="The user asks: \"What's the weather in Berlin? Use ",
-        usage=usage(139, 77),
+        usage=usage(139, 77, cache_read_tokens=0, reasoning_tokens=55),
     ),
     Case(
         # No `event:` lines; the message's one part is streamed as content_index 1.
@@ -584,7 +584,7 @@ OPENAI_RESPONSES = [
         ("end_turn", "completed"),
         text="Sure! Here\u2019s a quick count:\n\n1  \n2  \n3  \n4  \n5",
         reasoning_start="We simply count: 1, 2, 3, 4, 5.",
-        usage=usage(75, 46),
+        usage=usage(75, 46, cache_read_tokens=0, reasoning_tokens=20),
     ),
     Case(
         "openai-responses/rubyllm-deepseek-v4-responses-stream-reasoning-text-deltas.sse",
@@ -592,7 +592,7 @@ OPENAI_RESPONSES = [
         ("end_turn", "completed"),
         text="4",
         reasoning_start="We need answer simple. Need just number. 4.",
-        usage=usage(95, 14),
+        usage=usage(95, 14, cache_read_tokens=0, reasoning_tokens=12),
     ),
     Case(
         "openai-responses/rubyllm-deepseek-v4-responses-web-search.json",
@@ -613,14 +613,14 @@ OPENAI_RESPONSES = [
         text_start="Let me verify the official Ruby releases page to c",
         text_end="gnificant Ractor improvements.",
         reasoning_start="The user wants me to search the web for the latest",
-        usage=usage(29386, 1450),
+        usage=usage(29386, 1450, cache_read_tokens=15872, reasoning_tokens=733),
     ),
     Case(
         "openai-responses/rubyllm-openai-gpt52-prompt-cache-key-cached-tokens.json",
         ("text",),
         ("end_turn", "completed"),
         text="OK",
-        usage=usage(6165, 5),
+        usage=usage(6165, 5, cache_read_tokens=6016, reasoning_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "openai-responses/rubyllm-openai-gpt52-web-search-call-items.json",
@@ -628,14 +628,14 @@ OPENAI_RESPONSES = [
         ("end_turn", "completed"),
         text_start="The latest stable Ruby (MRI/CRuby) version is **Ru",
         text_end="downloads/?utm_source=openai))",
-        usage=usage(8614, 95),
+        usage=usage(8614, 95, cache_read_tokens=0, reasoning_tokens=48, cache_write_tokens=0),
     ),
     Case(
         "openai-responses/rubyllm-openai-gpt54-reasoning-replayed-turn2.json",
         ("reasoning", "text"),
         ("end_turn", "completed"),
         text="16",
-        usage=usage(31, 16),
+        usage=usage(31, 16, cache_read_tokens=0, reasoning_tokens=9, cache_write_tokens=0),
     ),
     Case(
         "openai-responses/rubyllm-openai-gpt54-stream-reasoning-encrypted-text.sse",
@@ -643,7 +643,7 @@ OPENAI_RESPONSES = [
         ("end_turn", "completed"),
         text_start="Ask:\n\n**\u201cIs the answer to this question \u2018no\u2019?\u201d**\n\n",
         text_end="ced the mirror into a paradox.",
-        usage=usage(50, 667),
+        usage=usage(50, 667, cache_read_tokens=0, reasoning_tokens=516, cache_write_tokens=0),
     ),
     Case(
         "openai-responses/rubyllm-openai-gpt5nano-image-in-function-call-output.json",
@@ -651,14 +651,14 @@ OPENAI_RESPONSES = [
         ("end_turn", "completed"),
         text_start="The image shows a small square icon of a red, face",
         text_end="object centered in the square.",
-        usage=usage(132, 690),
+        usage=usage(132, 690, cache_read_tokens=0, reasoning_tokens=576, cache_write_tokens=0),
     ),
     Case(
         "openai-responses/rubyllm-openai-gpt5nano-json-schema-output.json",
         ("reasoning", "text"),
         ("end_turn", "completed"),
         text='{"name":"John","age":30}',
-        usage=usage(45, 752),
+        usage=usage(45, 752, cache_read_tokens=0, reasoning_tokens=704, cache_write_tokens=0),
     ),
     Case(
         "openai-responses/rubyllm-openai-gpt5nano-parallel-function-calls.json",
@@ -670,14 +670,14 @@ OPENAI_RESPONSES = [
         ),
         tool_ids=("call_NeNP7bv8VH3cJTxFagvafR2L", "call_oAtUHJKdNzt8gEH4M6P3Grd3"),
         text="",
-        usage=usage(112, 284),
+        usage=usage(112, 284, cache_read_tokens=0, reasoning_tokens=192, cache_write_tokens=0),
     ),
     Case(
         "openai-responses/rubyllm-openai-gpt5nano-stream-after-function-call-output.sse",
         ("reasoning", "text"),
         ("end_turn", "completed"),
         text="Paris (48.8575, 2.3514): 15\u00b0C, wind 10 km/h.",
-        usage=usage(453, 227),
+        usage=usage(453, 227, cache_read_tokens=0, reasoning_tokens=192, cache_write_tokens=0),
     ),
     Case(
         "openai-responses/rubyllm-openai-gpt5nano-stream-function-call-args-deltas.sse",
@@ -686,7 +686,7 @@ OPENAI_RESPONSES = [
         tools=(("weather", {"latitude": "52.5200", "longitude": "13.4050"}),),
         tool_ids=("call_E9m0fralKLjUmND1MuTXjnqm",),
         text="",
-        usage=usage(87, 339),
+        usage=usage(87, 339, cache_read_tokens=0, reasoning_tokens=256, cache_write_tokens=0),
     ),
     Case(
         "openai-responses/rubyllm-openai-responses-error-400-context-length.json",
@@ -713,7 +713,7 @@ OPENAI_RESPONSES = [
         text_start='**Ask: "Will you answer this question with the wor',
         text_end="lent on the original question.",
         reasoning_start='The query is: "If a magic mirror shows your future',
-        usage=usage(235, 1703),
+        usage=usage(235, 1703, cache_read_tokens=128, reasoning_tokens=1530),
     ),
     Case(
         "openai-responses/rubyllm-xai-grok43-stream-reasoning-summary-then-empty-args-call.sse",
@@ -723,7 +723,7 @@ OPENAI_RESPONSES = [
         tool_ids=("call-e90191c4-4a4c-44c2-92f5-98caf16932b6-0",),
         text="",
         reasoning_start="The question is: \"What's the best language to lear",
-        usage=usage(289, 171),
+        usage=usage(289, 171, cache_read_tokens=128, reasoning_tokens=163),
     ),
     Case(
         "openai-responses/rubyllm-xai-grok43-web-search-server-side.json",
@@ -741,7 +741,7 @@ OPENAI_RESPONSES = [
         text_start="**The latest stable Ruby version is 4.0.6** (relea",
         text_end="rsions like 3.3.12 and 3.4.10.",
         reasoning_start='The question is: "Search the web: what is the late',
-        usage=usage(5913, 364),
+        usage=usage(5913, 364, cache_read_tokens=2048, reasoning_tokens=263),
     ),
     Case(
         "openai-responses/rubyllm-xai-responses-error-400-bad-key.json",
@@ -765,7 +765,7 @@ ANTHROPIC_MESSAGES = [
         ),
         tool_ids=("toolu_01QYv5XJsq3fV1NnHGH5qE1j", "toolu_01RZ13pSVWhjBKJJQfzAcEmP"),
         text="",
-        usage=usage(3, 110),
+        usage=usage(3, 110, cache_read_tokens=3733, cache_write_tokens=4564),
     ),
     Case(
         "anthropic-messages/crush-anthropic-sonnet46-agent-stream-edit-tool-input-deltas.sse",
@@ -783,7 +783,7 @@ ANTHROPIC_MESSAGES = [
         ),
         tool_ids=("toolu_01CeMWmSYU2GhDe3EebTJCke",),
         text="",
-        usage=usage(1, 136),
+        usage=usage(1, 136, cache_read_tokens=8371, cache_write_tokens=146),
     ),
     Case(
         "anthropic-messages/lmnr-bedrock-invoke-anthropic-claude3-haiku-msg-bdrk.json",
@@ -798,7 +798,7 @@ ANTHROPIC_MESSAGES = [
         ("text",),
         ("end_turn", "end_turn"),
         text="The quick brown fox jumps over the lazy dog.",
-        usage=usage(22, 11),
+        usage=usage(22, 11, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/prism-anthropic-claude37-stream-web-search-citations.sse",
@@ -820,7 +820,7 @@ ANTHROPIC_MESSAGES = [
         ("end_turn", "end_turn"),
         text_start="I'll check the current weather in London, UK for y",
         text_end="nst the heat and sun exposure.",
-        usage=usage(9911, 343),
+        usage=usage(9911, 343, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-error-400-context-length.json",
@@ -845,7 +845,7 @@ ANTHROPIC_MESSAGES = [
         ("unknown:server_tool_use", "unknown:bash_code_execution_tool_result", "text"),
         ("end_turn", "end_turn"),
         text="The exact product of 123456789 \u00d7 987654321 is **121932631112635269**.",
-        usage=usage(4658, 120),
+        usage=usage(4658, 120, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-haiku45-disable-parallel-tool-use.json",
@@ -854,7 +854,7 @@ ANTHROPIC_MESSAGES = [
         tools=(("weather", {"latitude": "52.5200", "longitude": "13.4050"}),),
         tool_ids=("toolu_01D8Vv47Y4PPAQgEB4Vkk1x5",),
         text="",
-        usage=usage(508, 66),
+        usage=usage(508, 66, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-haiku45-image-in-tool-result.json",
@@ -862,7 +862,7 @@ ANTHROPIC_MESSAGES = [
         ("end_turn", "end_turn"),
         text_start="The returned image shows an abstract, three-dimens",
         text_end="c object the sole focal point.",
-        usage=usage(675, 176),
+        usage=usage(675, 176, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-haiku45-parallel-tool-use.json",
@@ -874,7 +874,7 @@ ANTHROPIC_MESSAGES = [
         ),
         tool_ids=("toolu_01TjHdHxyQNDy4DipRieJU5n", "toolu_01QHFWAkMuVLb3VgS4EDGUGY"),
         text="",
-        usage=usage(701, 98),
+        usage=usage(701, 98, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-haiku45-pdf-page-citations.json",
@@ -892,14 +892,14 @@ ANTHROPIC_MESSAGES = [
         ("end_turn", "end_turn"),
         text_start='The document is a simple PDF file titled "Sample P',
         text_end="ller text throughout the page.",
-        usage=usage(4250, 115),
+        usage=usage(4250, 115, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-haiku45-prompt-cache-read.json",
         ("text",),
         ("end_turn", "end_turn"),
         text="OK",
-        usage=usage(10, 4),
+        usage=usage(10, 4, cache_read_tokens=7351, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-haiku45-search-result-citations.json",
@@ -907,7 +907,7 @@ ANTHROPIC_MESSAGES = [
         ("end_turn", "end_turn"),
         text_start="The Ruby programming language was created by Yukih",
         text_end="by Yukihiro Matsumoto in 1993.",
-        usage=usage(1253, 39),
+        usage=usage(1253, 39, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-haiku45-stream-after-tool-result.sse",
@@ -915,7 +915,7 @@ ANTHROPIC_MESSAGES = [
         ("end_turn", "end_turn"),
         text_start="The weather in Berlin is currently:\n- **Temperatur",
         text_end="ct for a walk around the city!",
-        usage=usage(748, 49),
+        usage=usage(748, 49, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-haiku45-stream-citations-delta.sse",
@@ -923,7 +923,7 @@ ANTHROPIC_MESSAGES = [
         ("end_turn", "end_turn"),
         text_start="The Ruby programming language was created by Yukih",
         text_end="by Yukihiro Matsumoto in 1993.",
-        usage=usage(672, 39),
+        usage=usage(672, 39, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-haiku45-stream-thinking-signature.sse",
@@ -932,7 +932,7 @@ ANTHROPIC_MESSAGES = [
         text_start="I'd ask: **\"What would you say if I asked you this",
         text_end="hat draws you to this paradox?",
         reasoning_start="This is a clever paradox question. Let me think th",
-        usage=usage(80, 638),
+        usage=usage(80, 638, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-haiku45-stream-tool-no-params-caller-direct.sse",
@@ -941,7 +941,7 @@ ANTHROPIC_MESSAGES = [
         tools=(("best_language_to_learn", {}),),
         tool_ids=("toolu_01EcJNDtgucTvxugUxuGcJmF",),
         text="",
-        usage=usage(579, 41),
+        usage=usage(579, 41, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-haiku45-stream-web-search-server-tool.sse",
@@ -958,7 +958,7 @@ ANTHROPIC_MESSAGES = [
         ("end_turn", "end_turn"),
         text_start="The latest stable Ruby version is 4.0.6, which was",
         text_end="ich was released in July 2026.",
-        usage=usage(9447, 114),
+        usage=usage(9447, 114, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-haiku45-thinking-signature-replayed.json",
@@ -966,14 +966,14 @@ ANTHROPIC_MESSAGES = [
         ("end_turn", "end_turn"),
         text="8 \u00d7 2 = **16**",
         reasoning_start="The user wants me to multiply 8 by 2.\n8 \u00d7 2 = 16",
-        usage=usage(68, 44),
+        usage=usage(68, 44, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-sonnet46-compaction-block-usage-iterations.json",
         ("unknown:compaction", "text"),
         ("end_turn", "end_turn"),
         text="The fox jumps in your notes.",
-        usage=usage(162, 11),
+        usage=usage(162, 11, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "anthropic-messages/rubyllm-anthropic-sonnet5-adaptive-thinking-display-summarized.json",
@@ -982,7 +982,7 @@ ANTHROPIC_MESSAGES = [
         text_start="# Setting Up the Problem\n\n**Let:**\n- c = number of",
         text_end="2) + (12 \u00d7 4) = 46 + 48 = 94 \u2713",
         reasoning_start="Setting up two equations for heads and legs, I sol",
-        usage=usage(44, 626),
+        usage=usage(44, 626, cache_read_tokens=0, cache_write_tokens=0),
     ),
 ]
 
@@ -994,7 +994,7 @@ GEMINI_NATIVE = [
         text_start="Let's count them:\n\ns-t-**r**-a-w-b-e-**r**-**r**-y",
         text_end='imes in the word "strawberry".',
         reasoning_start="**The Strawberry 'R' Count**\n\nAlright, let's break",
-        usage=usage(25, 233),
+        usage=usage(25, 233, reasoning_tokens=184),
     ),
     Case(
         "gemini-native/lmnr-genai-gemini25-flash-lite-stream-null-content-chunk.sse",
@@ -1019,7 +1019,7 @@ GEMINI_NATIVE = [
         tools=(("weather", {"city": "San Francisco"}),),
         text="",
         reasoning_start="**Checking the Weather Data**\n\nI'm currently focus",
-        usage=usage(131, 110),
+        usage=usage(131, 110, reasoning_tokens=95),
     ),
     Case(
         "gemini-native/rubyllm-gemini-error-400-api-key-invalid.json",
@@ -1048,7 +1048,7 @@ GEMINI_NATIVE = [
             ("best_language_to_learn", {}),
         ),
         text="",
-        usage=usage(143, 153),
+        usage=usage(143, 153, reasoning_tokens=109),
     ),
     Case(
         "gemini-native/rubyllm-gemini25-flash-stream-after-functionresponse-finish-on-last-chunk.sse",
@@ -1063,7 +1063,7 @@ GEMINI_NATIVE = [
         ("tool_use", "STOP"),
         tools=(("best_language_to_learn", {}),),
         text="",
-        usage=usage(48, 75),
+        usage=usage(48, 75, reasoning_tokens=61),
     ),
     Case(
         "gemini-native/rubyllm-gemini25-flash-stream-thoughts-token-count.sse",
@@ -1071,14 +1071,14 @@ GEMINI_NATIVE = [
         ("end_turn", "STOP"),
         text_start="Let's think step-by-step:\n\n1.  You have the number",
         text_end="of four items.\n\nSo, 2 + 2 = 4.",
-        usage=usage(13, 208),
+        usage=usage(13, 208, reasoning_tokens=137),
     ),
     Case(
         "gemini-native/rubyllm-gemini3-flash-response-json-schema.json",
         ("text",),
         ("end_turn", "STOP"),
         text='{"name":"John","age":30}',
-        usage=usage(13, 268),
+        usage=usage(13, 268, reasoning_tokens=258),
     ),
     Case(
         "gemini-native/rubyllm-gemini3-flash-stream-thought-parts-signature-last.sse",
@@ -1087,7 +1087,7 @@ GEMINI_NATIVE = [
         text_start="To see your future self in such a mirror, you must",
         text_end="choosing to change their mind.",
         reasoning_start="**Pondering Mirror Queries**\n\nI'm wrestling with t",
-        usage=usage(44, 1510),
+        usage=usage(44, 1510, reasoning_tokens=902),
     ),
     Case(
         "gemini-native/rubyllm-gemini31-pro-functioncall-thought-signature.json",
@@ -1097,7 +1097,7 @@ GEMINI_NATIVE = [
         tool_ids=("call_883098",),
         text="",
         reasoning_start="**My Analysis of the User's Weather Query**\n\nOkay,",
-        usage=usage(120, 164),
+        usage=usage(120, 164, reasoning_tokens=132),
     ),
     Case(
         "gemini-native/rubyllm-gemini31-pro-signature-replayed-turn2.json",
@@ -1105,7 +1105,7 @@ GEMINI_NATIVE = [
         ("end_turn", "STOP"),
         text="The current weather in Berlin is 15\u00b0C with a wind speed of 10 km/h.",
         reasoning_start="Okay, here's my take on those thoughts, framed as ",
-        usage=usage(339, 74),
+        usage=usage(339, 74, reasoning_tokens=51),
     ),
     Case(
         "gemini-native/rubyllm-gemini35-flash-code-execution-parts.json",
@@ -1113,7 +1113,7 @@ GEMINI_NATIVE = [
         ("end_turn", "STOP"),
         text_start="The exact product of $123456789 \\times 987654321$ ",
         text_end="$** (or $121932631112635269$).",
-        usage=usage(85, 209),
+        usage=usage(85, 209, reasoning_tokens=87),
     ),
     Case(
         "gemini-native/rubyllm-gemini35-flash-google-search-grounding.json",
@@ -1121,7 +1121,7 @@ GEMINI_NATIVE = [
         ("end_turn", "STOP"),
         text_start="The latest stable version of Ruby is **4.0.6**, wh",
         text_end="github.com/ruby/ruby/releases)",
-        usage=usage(568, 1332),
+        usage=usage(568, 1332, cache_read_tokens=217, reasoning_tokens=1027),
     ),
     Case(
         "gemini-native/rubyllm-vertex-error-400-token-count.json",
@@ -1138,7 +1138,7 @@ GEMINI_NATIVE = [
         ("tool_use", "STOP"),
         tools=(("weather", {"latitude": "52.5200", "longitude": "13.4050"}),),
         text="",
-        usage=usage(70, 60),
+        usage=usage(70, 60, reasoning_tokens=43),
     ),
     Case(
         "gemini-native/rubyllm-vertex-gemini3-flash-functioncall-with-id.json",
@@ -1147,7 +1147,7 @@ GEMINI_NATIVE = [
         tools=(("image_fetch", {}),),
         tool_ids=("call_3206086",),
         text="",
-        usage=usage(32, 305),
+        usage=usage(32, 305, reasoning_tokens=295),
     ),
     Case(
         "gemini-native/rubyllm-vertex-gemini3-flash-image-in-functionresponse.json",
@@ -1155,7 +1155,7 @@ GEMINI_NATIVE = [
         ("end_turn", "STOP"),
         text_start="The fetched image shows the official logo for the ",
         text_end=" a polished, shiny appearance.",
-        usage=usage(1440, 161),
+        usage=usage(1440, 161, reasoning_tokens=86),
     ),
     Case(
         "gemini-native/rubyllm-vertex-gemini3-flash-stream-thinking.sse",
@@ -1164,7 +1164,7 @@ GEMINI_NATIVE = [
         text_start="To see my future self in this mirror, I would ask ",
         text_end="fusion I am currently feeling.",
         reasoning_start="**Exploring Mirror's Logic**\n\nI'm currently examin",
-        usage=usage(43, 1375),
+        usage=usage(43, 1375, reasoning_tokens=757),
     ),
 ]
 
@@ -1257,14 +1257,14 @@ BEDROCK_CONVERSE = [
         ("text",),
         ("end_turn", "end_turn"),
         text="OK",
-        usage=usage(10, 4),
+        usage=usage(10, 4, cache_read_tokens=7351, cache_write_tokens=0),
     ),
     Case(
         "bedrock-converse/rubyllm-bedrock-haiku45-converse-outputconfig-json-schema.json",
         ("text",),
         ("end_turn", "end_turn"),
         text='{"name":"John","age":30}',
-        usage=usage(181, 12),
+        usage=usage(181, 12, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "bedrock-converse/rubyllm-bedrock-haiku45-converse-pdf-page-citations.json",
@@ -1282,7 +1282,7 @@ BEDROCK_CONVERSE = [
         ("end_turn", "end_turn"),
         text_start="The document is a simple PDF file, and it contains",
         text_end="ller sentences and paragraphs.",
-        usage=usage(4248, 99),
+        usage=usage(4248, 99, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "bedrock-converse/rubyllm-bedrock-haiku45-converse-reasoning-content.json",
@@ -1291,7 +1291,7 @@ BEDROCK_CONVERSE = [
         text_start="I'd ask: **\"What will you tell me that you cannot ",
         text_end="epting unanswerable questions?",
         reasoning_start="This is a clever paradoxical puzzle. Let me think ",
-        usage=usage(80, 588),
+        usage=usage(80, 588, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "bedrock-converse/rubyllm-bedrock-haiku45-converse-reasoning-replayed-turn2.json",
@@ -1299,14 +1299,14 @@ BEDROCK_CONVERSE = [
         ("end_turn", "end_turn"),
         text="8 \u00d7 2 = 16",
         reasoning_start="The user is asking me to multiply the previous res",
-        usage=usage(67, 47),
+        usage=usage(67, 47, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "bedrock-converse/rubyllm-bedrock-haiku45-converse-search-result-citations.json",
         ("text", "unknown:citation"),
         ("end_turn", "end_turn"),
         text="Ruby was created by Yukihiro Matsumoto in 1993.",
-        usage=usage(1266, 36),
+        usage=usage(1266, 36, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "bedrock-converse/rubyllm-bedrock-haiku45-conversestream-document-citations.eventstream",
@@ -1365,7 +1365,7 @@ BEDROCK_CONVERSE = [
         ("end_turn", "end_turn"),
         text_start="The returned image shows a stylized ruby gemstone ",
         text_end="the Ruby programming language.",
-        usage=usage(675, 103),
+        usage=usage(675, 103, cache_read_tokens=0, cache_write_tokens=0),
     ),
     Case(
         "bedrock-converse/rubyllm-bedrock-sonnet45-converse-parallel-tooluse.json",
@@ -1377,7 +1377,7 @@ BEDROCK_CONVERSE = [
         ),
         tool_ids=("tooluse_cqjo6jvCBSr6SGuk4qYWVG", "tooluse_IvALtxXMVmFaVpJ2Quvdww"),
         text="",
-        usage=usage(701, 97),
+        usage=usage(701, 97, cache_read_tokens=0, cache_write_tokens=0),
     ),
 ]
 
@@ -1387,7 +1387,7 @@ COHERE = [
         ("text",),
         ("end_turn", "COMPLETE"),
         text='{"name":"John","age":30}',
-        usage=usage(614, 13),
+        usage=usage(614, 13, cache_read_tokens=480),
     ),
     Case(
         "cohere/rubyllm-cohere-command-a-parallel-tool-calls.json",
@@ -1400,7 +1400,7 @@ COHERE = [
         tool_ids=("weather_5fdj252rgk1f", "best_language_to_learn_qxep73hcps93"),
         text="",
         reasoning_start="I will use the weather tool to find the weather in",
-        usage=usage(1568, 132),
+        usage=usage(1568, 132, cache_read_tokens=992),
     ),
     Case(
         "cohere/rubyllm-cohere-command-a-plus-image-url-base64.json",
@@ -1408,7 +1408,7 @@ COHERE = [
         ("end_turn", "COMPLETE"),
         text_start="I see a red gemstone or ruby-like object with mult",
         text_end=" red. The background is white.",
-        usage=usage(34, 70),
+        usage=usage(34, 70, cache_read_tokens=0, reasoning_tokens=0),
     ),
     Case(
         "cohere/rubyllm-cohere-command-a-plus-stream-thinking-citations.sse",
@@ -1417,7 +1417,7 @@ COHERE = [
         text_start="According to the document, Ruby was created by **Y",
         text_end="grammers happy and productive.",
         reasoning_start="The document clearly states that Ruby was created ",
-        usage=usage(508, 86),
+        usage=usage(508, 86, cache_read_tokens=144, reasoning_tokens=28),
     ),
     Case(
         "cohere/rubyllm-cohere-command-a-plus-tool-result-citations.json",
@@ -1434,7 +1434,7 @@ COHERE = [
         text_start="According to the knowledge base search results, Ru",
         text_end='y Yukihiro Matsumoto in 1993."',
         reasoning_start="Great! I found the answer in the knowledge base. T",
-        usage=usage(379, 164),
+        usage=usage(379, 164, cache_read_tokens=144, reasoning_tokens=54),
     ),
     Case(
         "cohere/rubyllm-cohere-command-a-reasoning-stream-2626-deltas.sse",
@@ -1443,7 +1443,7 @@ COHERE = [
         text_start='**Question to Ask the Mirror:**  \n"Is the answer t',
         text_end="he ultimate, non-verbal reply.",
         reasoning_start="Okay, let's try to figure this out. The problem is",
-        usage=usage(1430, 2697),
+        usage=usage(1430, 2697, cache_read_tokens=1392, reasoning_tokens=2463),
     ),
     Case(
         "cohere/rubyllm-cohere-command-a-reasoning-thinking-content.json",
@@ -1452,7 +1452,7 @@ COHERE = [
         text_start='**Question to Ask the Mirror:**  \n*"If you answer ',
         text_end='future as a coherent "answer."',
         reasoning_start="Okay, let's try to figure out this magic mirror pr",
-        usage=usage(1430, 1786),
+        usage=usage(1430, 1786, cache_read_tokens=1392, reasoning_tokens=1516),
     ),
     Case(
         "cohere/rubyllm-cohere-command-a-reasoning-thinking-replayed-turn2.json",
@@ -1460,21 +1460,21 @@ COHERE = [
         ("end_turn", "COMPLETE"),
         text="16",
         reasoning_start='Okay, the user first asked, "What is 5 + 3?" and I',
-        usage=usage(1431, 152),
+        usage=usage(1431, 152, cache_read_tokens=1392, reasoning_tokens=145),
     ),
     Case(
         "cohere/rubyllm-cohere-command-a-stream-after-tool-result.sse",
         ("text", "unknown:citation"),
         ("end_turn", "COMPLETE"),
         text="The current weather in Berlin is 15\u00b0C with winds of 10 km/h.",
-        usage=usage(1645, 33),
+        usage=usage(1645, 33, cache_read_tokens=1600),
     ),
     Case(
         "cohere/rubyllm-cohere-command-a-stream-text.sse",
         ("text",),
         ("end_turn", "COMPLETE"),
         text="Sure! Here's counting from 1 to 3:\n\n1, 2, 3.",
-        usage=usage(502, 24),
+        usage=usage(502, 24, cache_read_tokens=448),
     ),
     Case(
         "cohere/rubyllm-cohere-command-a-stream-tool-call-empty-arguments.sse",
@@ -1484,7 +1484,7 @@ COHERE = [
         tool_ids=("best_language_to_learn_wf0rc70sqj7v",),
         text="",
         reasoning_start="I will use the best_language_to_learn tool to find",
-        usage=usage(1476, 58),
+        usage=usage(1476, 58, cache_read_tokens=1376),
     ),
     Case(
         "cohere/rubyllm-cohere-command-a-stream-tool-plan-tool-call-deltas.sse",
@@ -1494,7 +1494,7 @@ COHERE = [
         tool_ids=("weather_vvavrb8p34fk",),
         text="",
         reasoning_start="I will use the weather tool to find the weather in",
-        usage=usage(1508, 67),
+        usage=usage(1508, 67, cache_read_tokens=1472),
     ),
     Case(
         "cohere/rubyllm-cohere-error-400-too-many-tokens.json",
