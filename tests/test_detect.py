@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from laminate import LaminateError, UnknownProviderError, normalize
+from laminate import Event, LaminateError, ToolInputDelta, UnknownProviderError, normalize
 from laminate._apis.detect import body_provider, provider_from_body
 from laminate._core.serialize import response_to_dict
 
@@ -50,6 +50,20 @@ def streamed(data: bytes) -> tuple[Any, ...]:
     return ("response", response_to_dict(result.response))
 
 
+def events_of(events: list[Event]) -> list[object]:
+    """The events, each tool input fragment that is whole JSON as its value."""
+    out: list[object] = []
+    for event in events:
+        if isinstance(event, ToolInputDelta):
+            try:
+                out.append((event.index, json.loads(event.fragment)))
+                continue
+            except ValueError:
+                pass
+        out.append(event)
+    return out
+
+
 def named(path: Path) -> tuple[Any, ...]:
     return outcome(path.read_bytes(), RECORDING_FOLDERS[path.parent.name])
 
@@ -75,6 +89,11 @@ def test_a_recorded_body_reads_alike_whatever_its_key_order(path: Path, seed: in
     assert outcome(compact, None) == wanted
     assert streamed(compact) == wanted
     assert streamed(json.dumps(body, indent=2).encode()) == wanted
+    # The same events as the body as recorded, its provider named (whole arguments sent
+    # as an object are written in its keys' order: compared as the values they are).
+    provider = RECORDING_FOLDERS[path.parent.name]
+    recorded = run_chunks([path.read_bytes()], provider)
+    assert events_of(run_chunks([compact]).events) == events_of(recorded.events)
 
 
 @pytest.mark.skipif(
