@@ -18,6 +18,19 @@ FIXTURES = ROOT / "fixtures"
 REAL_STREAMS = ROOT.parent / "shared" / "real-streams"
 REAL_STREAMS_2 = ROOT.parent / "shared" / "real-streams-2"
 REAL_STREAMS_3 = ROOT.parent / "shared" / "real-streams-3"
+REAL_STREAMS_4 = ROOT.parent / "shared" / "real-streams-4"
+REAL_CORPORA = (REAL_STREAMS, REAL_STREAMS_2, REAL_STREAMS_3, REAL_STREAMS_4)
+# Each corpus's folders of response recordings, and the provider each one's are read as.
+RECORDING_FOLDERS = {
+    "openai-chat": "openai",
+    "openai-compat": "openai",
+    "openai-responses": "openai-responses",
+    "anthropic-messages": "anthropic",
+    "ollama-native": "ollama",
+    "gemini-native": "gemini",
+    "bedrock-converse": "bedrock",
+    "cohere": "cohere",
+}
 # A streamed JSON array (Gemini without alt=sse) is named `<name>.stream.json`, so it is
 # not taken for an `.expected.json` or `.body.json` file.
 STREAM_SUFFIXES = (".sse", ".ndjson", ".eventstream", ".stream.json")
@@ -34,6 +47,25 @@ needs_real_streams_3 = pytest.mark.skipif(
     not REAL_STREAMS_3.is_dir(),
     reason="the shared recordings ../shared/real-streams-3 are not beside this clone",
 )
+needs_real_streams_4 = pytest.mark.skipif(
+    not REAL_STREAMS_4.is_dir(),
+    reason="the shared recordings ../shared/real-streams-4 are not beside this clone",
+)
+
+
+def recorded_bodies() -> list[Path]:
+    """Every recorded complete body (a ``.json`` response file holding one object, not
+    a streamed array) of the corpora beside this clone, in the folders of the APIs
+    laminate reads."""
+    return [
+        path
+        for corpus in REAL_CORPORA
+        if corpus.is_dir()
+        for folder in RECORDING_FOLDERS
+        if (corpus / folder).is_dir()
+        for path in sorted((corpus / folder).iterdir())
+        if path.name.endswith(".json") and path.read_bytes().lstrip()[:1] == b"{"
+    ]
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,8 @@ from .support import (
     FIXTURES,
     REAL_STREAMS,
     REAL_STREAMS_2,
+    REAL_STREAMS_3,
+    REAL_STREAMS_4,
     STREAM_SUFFIXES,
     Outcome,
     assert_same_outcome,
@@ -198,7 +200,11 @@ def test_every_fixture_reads_alike_batched_and_byte_by_byte() -> None:
         assert_same(fixture.path.read_bytes(), fixture.provider)
 
 
-@pytest.mark.parametrize("folder", [REAL_STREAMS, REAL_STREAMS_2], ids=["real-streams", "real-2"])
+@pytest.mark.parametrize(
+    "folder",
+    [REAL_STREAMS, REAL_STREAMS_2, REAL_STREAMS_3, REAL_STREAMS_4],
+    ids=["real-streams", "real-2", "real-3", "real-4"],
+)
 def test_every_recording_reads_alike_batched_and_by_lines(folder: Any) -> None:
     if not folder.is_dir():
         pytest.skip(f"the shared recordings {folder.name} are not beside this clone")

@@ -156,6 +156,30 @@ def test_a_citation_follows_the_text_block_it_annotates() -> None:
         h.on_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"citation": "doc"}})
 
 
+def test_a_block_of_citations_alone_gives_no_empty_text() -> None:
+    # Nova's grounding: text, then a block holding only the citations of that text.
+    h = handler()
+    web = {"location": {"web": {"domain": "ruby-lang.org", "url": "https://ruby-lang.org"}}}
+    h.on_frame("messageStart", {"role": "assistant"})
+    h.on_frame("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Ruby 4.0.6"}})
+    h.on_frame("contentBlockStop", {"contentBlockIndex": 0})
+    for _ in range(2):
+        h.on_frame("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"citation": web}})
+    h.on_frame("contentBlockStop", {"contentBlockIndex": 1})
+    h.on_frame("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"text": "."}})
+    h.on_frame("contentBlockStop", {"contentBlockIndex": 2})
+    h.on_frame("messageStop", {"stopReason": "end_turn"})
+    h.on_frame("metadata", {"usage": {"inputTokens": 1, "outputTokens": 2}})
+    response = h.assembler.response
+    assert response is not None
+    assert response.content == [
+        Text("Ruby 4.0.6"),
+        Unknown("citation", FlexValue(web)),
+        Unknown("citation", FlexValue(web)),
+        Text("."),
+    ]
+
+
 @pytest.mark.parametrize(
     ("name", "retryable"),
     [

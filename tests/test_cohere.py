@@ -35,6 +35,7 @@ from laminate import (
     Usage,
     append_turn,
     assistant_message,
+    encode_response,
     normalize,
     parse_cohere_response,
     tool_results,
@@ -605,3 +606,22 @@ def test_real_v1_recording_is_refused(provider: str | None) -> None:
     if provider is None:
         assert isinstance(outcome.error, MalformedStreamError)
         assert "v1" in str(outcome.error)
+
+
+def test_the_reasoning_tokens_are_read_and_written() -> None:
+    body = {
+        "id": "c1",
+        "finish_reason": "COMPLETE",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "4"}]},
+        "usage": {
+            "billed_units": {"input_tokens": 4, "output_tokens": 9},
+            "tokens": {"input_tokens": 40, "output_tokens": 90, "reasoning_tokens": 80},
+            "cached_tokens": 32,
+        },
+    }
+    response = normalize(body, "cohere")
+    assert (response.usage.output_tokens, response.usage.reasoning_tokens) == (90, 80)
+    assert response.usage.cache_read_tokens == 32
+    written = encode_response(response, "cohere")
+    assert written["usage"]["tokens"]["reasoning_tokens"] == 80
+    assert written["usage"]["billed_units"] == {"input_tokens": 4, "output_tokens": 9}

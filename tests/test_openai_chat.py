@@ -582,3 +582,29 @@ def test_other_stream_writers_write_a_function_of_one_string(target: str) -> Non
     (call,) = back.tool_uses()
     assert (call.name, call.input.value, call.kind) == ("sh", {"input": TEXT}, "function")
     assert call.id == "call_c" or target == "ollama"  # Ollama's calls carry no id
+
+
+def test_a_complete_body_with_an_empty_delta_beside_its_message_read_as_a_stream() -> None:
+    # Perplexity's complete body: each choice has an empty `delta` beside its `message`;
+    # handed to the streaming side, the message is the answer, whatever the key order.
+    body = {
+        "id": "p1",
+        "model": "sonar",
+        "usage": {"prompt_tokens": 8, "completion_tokens": 3},
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "Ruby is a language."},
+                "delta": {"role": "assistant", "content": ""},
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    for provider in (None, "openai"):
+        outcome = run_chunks([json.dumps(body).encode()], provider)
+        assert outcome.error is None
+        assert outcome.response is not None
+        assert outcome.response.text() == "Ruby is a language."
+        assert outcome.response.usage.output_tokens == 3
+    assert laminate.normalize(body).text() == "Ruby is a language."

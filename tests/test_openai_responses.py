@@ -840,3 +840,74 @@ def test_real_complete_bodies(name: str, tools: list[tuple[str, str, Any]], sign
     assert [(t.id, t.name, t.input.value) for t in response.tool_uses()] == tools
     assert response.stop_reason == StopReason.TOOL_USE
     assert [r.signature is not None for r in response.reasoning()] == ([True] if signed else [])
+
+
+def test_a_compact_complete_body_with_a_null_error_read_as_a_stream() -> None:
+    # One line whose `error` is null (every complete body has the field): a body to read,
+    # not an error; one whose `error` is set and has no `output` is the error.
+    body = {
+        "id": "resp_1",
+        "object": "response",
+        "status": "completed",
+        "error": None,
+        "model": "grok-4.3",
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "Hi.", "annotations": []}],
+            }
+        ],
+        "usage": {"input_tokens": 5, "output_tokens": 2},
+    }
+    outcome = run_chunks([json.dumps(body).encode()])
+    assert outcome.error is None
+    assert outcome.response is not None
+    assert outcome.response.provider == PROVIDER
+    assert outcome.response.text() == "Hi."
+    failed = {"error": {"type": "invalid_request_error", "message": "no such model"}}
+    outcome = run_chunks([json.dumps(failed).encode()])
+    assert isinstance(outcome.error, ProviderError)
+    assert outcome.error.message == "no such model"
+
+
+def test_a_message_part_counted_from_one_is_read_once() -> None:
+    # Bedrock Mantle numbers a message's only part `content_index` 1; the item's content
+    # (index 0 of its list) at `output_item.done` is that part, not a second one.
+    part = {"type": "output_text", "text": "1 2 3", "annotations": []}
+    frames: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {"id": "r", "model": "m", "output": []}},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {"type": "message", "id": "m1", "role": "assistant", "content": []},
+        },
+        {
+            "type": "response.content_part.added",
+            "output_index": 0,
+            "content_index": 1,
+            "part": {**part, "text": ""},
+        },
+        {
+            "type": "response.output_text.delta",
+            "output_index": 0,
+            "content_index": 1,
+            "delta": "1 2 3",
+        },
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": {"type": "message", "id": "m1", "role": "assistant", "content": [part]},
+        },
+        {
+            "type": "response.completed",
+            "response": {"id": "r", "model": "m", "status": "completed", "output": []},
+        },
+    ]
+    body = b"".join(b"data: " + json.dumps(f).encode() + b"\n\n" for f in frames)
+    outcome = run_chunks([body])
+    assert outcome.error is None
+    assert outcome.response is not None
+    assert [type(b).__name__ for b in outcome.response.content] == ["Text"]
+    assert outcome.response.text() == "1 2 3"

@@ -549,7 +549,11 @@ class StreamNormalizer:
     def _detect(self, frame: Frame, obj: Any) -> None:
         provider = provider_from_frame(frame.event, obj)
         if provider is None:
-            if isinstance(obj, dict) and ("error" in obj or obj.get("type") == "error"):
+            # An error, not a body that has an `error` field (a Responses body's is null,
+            # or beside the `output` its reader reads).
+            if isinstance(obj, dict) and (
+                (obj.get("error") and "output" not in obj) or obj.get("type") == "error"
+            ):
                 raise error_from_payload(obj)
             self._held.append((frame, obj))
             if len(self._held) >= _DETECT_FRAMES:

@@ -25,6 +25,7 @@ __all__ = [
     "module_of",
     "module_root",
     "non_2xx",
+    "plain_error",
     "shape_error",
     "stop_reason_from",
     "str_or_empty",
@@ -82,6 +83,7 @@ _RETRYABLE_TYPES: Final = frozenset(
         "overloaded_error",
         "rate_limit_error",
         "rate_limit_exceeded",
+        "ratelimitreached",  # Azure AI Foundry's `code`
         "api_error",
         "server_error",
         "internal_server_error",
@@ -167,13 +169,48 @@ def aws_error(payload: Any, error_type: str = "") -> ProviderError | None:
     return exception_error(name, payload)
 
 
+# Cohere's error body: an id, the message and (sometimes) the error's type.
+_COHERE_ERROR_KEYS: Final = frozenset({"id", "message", "error_type"})
+
+
+def plain_error(payload: Any) -> ProviderError | None:
+    """The :class:`ProviderError` of an error body without an ``error`` object, else
+    ``None``: ``{"detail": ...}`` and nothing else (FastAPI servers, Mistral's auth
+    errors), or Cohere's ``{"id", "message"}`` with its ``error_type`` when it has one.
+    The type is the ``error_type`` as sent, else ``"error"``."""
+    if not isinstance(payload, Mapping) or not payload:
+        return None
+    if payload.keys() == {"detail"}:
+        detail = payload["detail"]
+        message = detail if isinstance(detail, str) else jsonlib.dumps(detail)
+        return ProviderError(
+            message or "the provider reported an error",
+            error_type="error",
+            retryable=False,
+            raw=payload,
+        )
+    if "id" in payload and payload.keys() <= _COHERE_ERROR_KEYS:
+        text = payload.get("message")
+        if not isinstance(text, str):
+            return None
+        error_type = str_or_empty(payload.get("error_type")) or "error"
+        return ProviderError(
+            text or "the provider reported an error",
+            error_type=error_type,
+            retryable=is_retryable(error_type),
+            raw=payload,
+        )
+    return None
+
+
 def bare_error(payload: Mapping[str, Any]) -> ProviderError | None:
     """The :class:`ProviderError` of a complete body that is only an error, whoever sent
     it: an ``error`` object (a Responses body carries ``error`` beside its ``output``
-    and is read by its own reader), or an AWS error; ``None`` for anything else."""
+    and is read by its own reader), an AWS error, or one of :func:`plain_error`'s
+    shapes; ``None`` for anything else."""
     if payload.get("error") and "output" not in payload:
         return error_from_payload(payload)
-    return aws_error(payload)
+    return aws_error(payload) or plain_error(payload)
 
 
 def json_text(value: Any) -> str:

@@ -40,8 +40,18 @@ def describe(event: str | None, data: str) -> str:
 
 
 def provider_from_body(data: Mapping[str, Any]) -> str | None:
-    """The provider of a complete (non-streaming) body, from its shape."""
-    return next((name for name, api in APIS.items() if api.matches_body(data)), None)
+    """The provider of a complete (non-streaming) body, from its shape (which fields it
+    has, never their order); ``None`` when no API claims it. A body that two APIs claim
+    is not guessed at: it is an :class:`UnknownProviderError` naming them."""
+    claims = [name for name, api in APIS.items() if api.matches_body(data)]
+    if len(claims) > 1:
+        keys = ", ".join(sorted(map(str, data))[:8])
+        raise UnknownProviderError(
+            f"a body with keys {keys} has the shape of more than one API "
+            f"({', '.join(claims)}); pass provider=...",
+            seen=keys,
+        )
+    return claims[0] if claims else None
 
 
 def body_provider(data: Mapping[str, Any]) -> str:

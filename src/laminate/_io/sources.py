@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
 
-from .._apis.base import aws_error, error_from_payload, is_retryable
+from .._apis.base import aws_error, error_from_payload, is_retryable, plain_error
 from .._apis.registry import APIS
 from .._apis.spec import SdkEvents
 from .._core.errors import (
@@ -438,6 +438,8 @@ def http_error(status: int, body: bytes, headers: Any = None) -> ProviderError:
         error = error_from_payload(payload)
     elif (aws := aws_error(payload, _error_type(headers))) is not None:
         error = aws  # an AWS error body: its type in `__type` or in a header
+    elif (plain := plain_error(payload)) is not None:
+        error = plain  # `{"detail": ...}`, Cohere's `{"id", "message"}`
     elif isinstance(payload, Mapping) and isinstance(payload.get("message"), str):
         # `{"message": ...}`: the type in a header when there is one.
         kind = _error_type(headers)

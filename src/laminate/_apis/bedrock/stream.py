@@ -28,8 +28,9 @@ Deltas: ``text``; ``toolUse.input`` (argument text fragments; ``""`` alone means
 ``redactedContent`` (a redacted ``Reasoning`` whose signature is the data, base64, as the
 JSON wire carries it; boto3's raw bytes are encoded the same way so both paths agree);
 ``citation`` (a source of the text of the same block: an ``Unknown("citation")`` block
-of its own, holding the citation as sent, right after that text block, which opens
-first if the citation comes before its text). Unknown event
+of its own, holding the citation as sent, right after that text block; one that comes
+before its text waits for it, and one whose block holds no text (Nova's grounding) is
+a block of its own when its block ends: no empty text). Unknown event
 and delta types are ignored (documented rule); a block start of another kind (Nova's
 server tools: ``toolUse`` of type ``server_tool_use``, ``toolResult``) is kept as an
 ``Unknown`` block.
@@ -38,7 +39,7 @@ server tools: ``toolUse`` of type ``server_tool_use``, ``toolResult``) is kept a
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from typing import Any, Final
 
 from ..._core.assembler import Assembler
@@ -111,7 +112,7 @@ class BedrockHandler(PlainReader):
     before.
     """
 
-    __slots__ = ("_described", "_inner", "_unknown", "assembler")
+    __slots__ = ("_cited", "_described", "_inner", "_unknown", "assembler")
 
     def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
         self.assembler = assembler
@@ -119,6 +120,8 @@ class BedrockHandler(PlainReader):
         self._described = False  # a `metadata` event arrived
         # Open Unknown blocks (server tools): their type and data, which deltas extend.
         self._unknown: dict[int, tuple[str, dict[str, Any]]] = {}
+        # Citations that came before any text of their block: given after its text opens.
+        self._cited: dict[int, list[Mapping[str, Any]]] = {}
 
     def _plain(self, name: str | None, obj: Any) -> Plain | None:
         # One text or argument fragment, alone in its delta, for an int-keyed block (see
@@ -193,6 +196,7 @@ class BedrockHandler(PlainReader):
             case "contentBlockStop":
                 key = _key(_mapping(payload, name))
                 self._unknown.pop(key, None)
+                self._cite(key)  # a block of citations alone
                 self.assembler.end(key)
             case "messageStop":
                 self._message_stop(_mapping(payload, name))
@@ -234,6 +238,8 @@ class BedrockHandler(PlainReader):
             match kind:
                 case "text":
                     asm.text(key, value if value.__class__ is str else str_or_empty(value))
+                    if key in self._cited and asm.is_open(key):
+                        self._cite(key)
                 case "toolUse":
                     is_mapping = value.__class__ is dict or isinstance(value, Mapping)
                     fragment = value.get("input") if is_mapping else None
@@ -252,8 +258,19 @@ class BedrockHandler(PlainReader):
     def _citation(self, key: int, citation: Any) -> None:
         if not isinstance(citation, Mapping):
             raise shape_error("a `citation` delta that is not an object")
-        self.assembler.open_text(key)  # the text it annotates comes after it, in the block
-        self.assembler.citation(citation)
+        if self.assembler.is_open(key) and key not in self._cited:
+            self.assembler.citation(citation)  # after the text it annotates
+        else:
+            self._cited.setdefault(key, []).append(citation)  # its text comes after it
+
+    def _cite(self, key: int) -> None:
+        for citation in self._cited.pop(key, ()):
+            self.assembler.citation(citation)
+
+    def _ready(self, key: Hashable, kind: bool) -> bool:
+        """Text goes on as it comes, except the first of a block whose citations wait
+        for it (read one by one, so that they follow its opening)."""
+        return key not in self._cited
 
     def _reasoning(self, key: int, value: Mapping[str, Any]) -> None:
         asm = self.assembler
@@ -279,6 +296,8 @@ class BedrockHandler(PlainReader):
         raw = obj.get("stopReason")
         if not isinstance(raw, str) or not raw:
             raise shape_error("`messageStop` without a `stopReason`")
+        for key in list(self._cited):
+            self._cite(key)  # of a block that was never stopped
         self.assembler.finish(stop_reason_from(raw, STOP_REASONS))
         if self._described:
             self.assembler.complete()  # `metadata` came first (seen behind some proxies)

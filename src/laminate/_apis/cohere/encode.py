@@ -21,7 +21,7 @@ index:
 Cohere has no model name in its stream and no signatures: neither is written. Usage is
 ``{"billed_units", "tokens", "cached_tokens"}``: an answer from Cohere gets its own
 ``billed_units`` back; for another API's answer, which bills the tokens it counts, the
-billed units are those counts.
+billed units are those counts (``tokens`` also carries the reasoning tokens).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def usage_of(response: NormalizedResponse) -> dict[str, Any]:
     usage: dict[str, Any] = {}
     if isinstance(billed, dict):
         usage["billed_units"] = billed
-    usage["tokens"] = tokens
+    usage["tokens"] = {**tokens, **counts(reasoning_tokens=u.reasoning_tokens)}
     if u.cache_read_tokens is not None:
         usage["cached_tokens"] = u.cache_read_tokens
     return usage

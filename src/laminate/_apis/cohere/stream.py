@@ -99,6 +99,7 @@ def usage_counts(usage: Mapping[str, Any]) -> dict[str, int | None]:
         "input_tokens": int_or_none(tokens.get("input_tokens")),
         "output_tokens": int_or_none(tokens.get("output_tokens")),
         "cache_read_tokens": int_or_none(usage.get("cached_tokens")),
+        "reasoning_tokens": int_or_none(tokens.get("reasoning_tokens")),
     }
 
 

@@ -198,12 +198,12 @@ class OpenAIChatHandler(PlainReader):
             if index != self._choice and (int_or_none(index) or 0) != self._choice:
                 continue  # another choice of an `n > 1` request
             delta = choice.get("delta")
+            if delta is None or ("message" in choice and obj.get("object") == "chat.completion"):
+                # Servers that send whole messages, and a complete body read as a chunk
+                # (Perplexity's has an empty `delta` beside its `message`).
+                delta = choice.get("message")
             if delta is not None:
                 self._on_delta(delta)
-            else:
-                message = choice.get("message")  # servers that send whole messages
-                if message is not None:
-                    self._on_delta(message)
             finish = choice.get("finish_reason")
             if finish:
                 self._on_finish(finish, choice, obj, usage)

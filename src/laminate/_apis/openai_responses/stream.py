@@ -332,7 +332,12 @@ class OpenAIResponsesHandler(PlainReader):
 
     def _message_done(self, index: int, state: _Item, item: Mapping[str, Any]) -> None:
         content = item.get("content")
-        for sub, part in enumerate(content if isinstance(content, list) else []):
+        # The item's parts are the streamed ones in order, whatever `content_index` they
+        # came with (Bedrock Mantle counts from 1); parts no event carried come after.
+        streamed = sorted(state.parts)
+        after = streamed[-1] + 1 - len(streamed) if streamed else 0
+        for position, part in enumerate(content if isinstance(content, list) else []):
+            sub = streamed[position] if position < len(streamed) else after + position
             if isinstance(part, Mapping):
                 self._text_part_done(index, sub, part)
         for key in state.parts.values():
