@@ -36,8 +36,8 @@ from ..._core.request import (
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..requestkit import Losses, at, copy_json, get, invalid, items, need, object_at
 from ..shapes import ERROR_PREFIX, arguments_text, copy_value, described
+from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
 from ..spec import Message as Json
-from ..spec import ToolDefinition, ToolOutcome, WrittenBody
 from .stream import PLAN_ID
 
 __all__ = ["PATH", "assistant", "read_request", "results", "tool", "write_request"]
@@ -61,6 +61,9 @@ _TOP: Final = frozenset(
     }
 )
 _CHOICES: Final[Mapping[str, str]] = {"REQUIRED": "any", "NONE": "none"}
+
+_DOCUMENT: Final = "document"
+"""The key of a document's own object in the ``extra`` of the document it is read as."""
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -187,10 +190,25 @@ def _read_content(message: Mapping[str, Any], path: str) -> list[Block]:
                 blocks.append(_image(need(image, "url", str, at(place, "image_url"))))
             case "document":
                 document = object_at(need(given, "document", dict, place), at(place, "document"))
-                blocks.append(Unknown("document", FlexValue(copy_json(dict(document)))))
+                blocks.append(_read_document(document, at(place, "document")))
             case _:
                 blocks.append(Unknown(kind, FlexValue(copy_json(dict(given)))))
     return blocks
+
+
+def _read_document(document: Mapping[str, Any], path: str) -> Document:
+    """A document (a tool's found record: its ``data`` fields) is a text document to every
+    API, its ``text`` field (or the data as JSON) with its ``title``; the document as it
+    came is kept for this one."""
+    data = get(document, "data", dict, path) or {}
+    text = data.get("text")
+    if not isinstance(text, str):
+        text = json.dumps(data, ensure_ascii=False)
+    title = data.get("title")
+    kept = {_DOCUMENT: copy_json(dict(document))}
+    return Document(
+        "text/plain", text=text, title=title if isinstance(title, str) else None, extra=kept
+    )
 
 
 def _image(url: str) -> Image:
@@ -205,7 +223,7 @@ def _result_content(blocks: list[Block]) -> str | list[Any]:
         return blocks[0].text
     if not blocks:
         return ""
-    return [b for b in blocks if isinstance(b, Text | Image | Unknown)]
+    return [b for b in blocks if isinstance(b, Text | Image | Document | Unknown)]
 
 
 def _read_call(call: Mapping[str, Any], path: str) -> ToolUse | InvalidToolUse:
@@ -226,7 +244,7 @@ def _read_call(call: Mapping[str, Any], path: str) -> ToolUse | InvalidToolUse:
 # -- writing --------------------------------------------------------------------------------
 
 
-def write_request(request: Request) -> WrittenBody:
+def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTIONS) -> WrittenBody:
     """``request`` as a ``/v2/chat`` body, its path and what it lost."""
     losses = Losses()
     own = request.api == NAME
@@ -318,16 +336,15 @@ def _message(message: Message, own: bool, path: str, losses: Losses) -> list[Jso
                 parts.append({"type": "text", "text": text})
             case Image():
                 parts.append(_image_part(block))
+            case Document() if own and _DOCUMENT in block.extra:
+                parts.append({"type": "document", "document": copy_json(block.extra[_DOCUMENT])})
             case Document(text=str(text)):
                 parts.append(
                     {"type": "text", "text": f"{block.title}\n\n{text}" if block.title else text}
                 )
                 losses.add(where, "approximated")
-            case Unknown(block_type=kind, data=data) if own and isinstance(data.value, dict):
-                value = copy_json(data.value)
-                parts.append(
-                    {"type": "document", "document": value} if kind == "document" else value
-                )
+            case Unknown(data=data) if own and isinstance(data.value, dict):
+                parts.append(copy_json(data.value))
             case _:
                 losses.add(where, "unsupported")
     if parts or not out:
@@ -393,20 +410,37 @@ def _assistant(message: Message, own: bool, path: str, losses: Losses, *, thinki
 
 
 def _result(result: ToolResult, own: bool, path: str, losses: Losses) -> Json:
+    if isinstance(result.content, str) or result.is_error:
+        return _tool_message(result, _flagged(result))
+    parts: list[Json] = []
+    for index, block in enumerate(result.content):
+        where = at(at(path, "content"), index)
+        match block:
+            case Text(text=text):
+                parts.append({"type": "text", "text": text})
+            case Document() if own and _DOCUMENT in block.extra:
+                parts.append({"type": "document", "document": copy_json(block.extra[_DOCUMENT])})
+            case Document(text=str(text)):
+                # A tool's document: its text and title as a document's data.
+                data: Json = {"title": block.title} if block.title else {}
+                parts.append({"type": "document", "document": {"data": {**data, "text": text}}})
+                for key in block.extra:
+                    losses.add(at(where, key), "source-only")
+            case _:
+                losses.add(where, "source-only" if isinstance(block, Unknown) else "unsupported")
+    if all(p["type"] == "text" for p in parts):
+        return _tool_message(result, "".join(p["text"] for p in parts))
+    return _tool_message(result, parts)
+
+
+def _flagged(result: ToolResult) -> str:
     output = result.output
     if result.is_error and not output.startswith(ERROR_PREFIX.strip()):
         output = ERROR_PREFIX + output
-    content: str | list[Json] = output
-    if not isinstance(result.content, str):
-        documents = [
-            {"type": "document", "document": copy_json(b.data.value)}
-            for b in result.content
-            if isinstance(b, Unknown) and b.block_type == "document" and own
-        ]
-        if documents:
-            content = documents
-        elif any(not isinstance(b, Text) for b in result.content):
-            losses.add(path, "unsupported")
+    return output
+
+
+def _tool_message(result: ToolResult, content: str | list[Json]) -> Json:
     return {"role": "tool", "tool_call_id": result.tool_use_id, "content": content}
 
 

@@ -23,6 +23,7 @@ The tool loop's shapes (``tool``, ``assistant``, ``results``) are this writer's.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
@@ -59,8 +60,8 @@ from ..requestkit import (
     strict_compatible,
 )
 from ..shapes import arguments_text, reasoning_text
+from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
 from ..spec import Message as Json
-from ..spec import ToolDefinition, ToolOutcome, WrittenBody
 
 __all__ = ["PATH", "assistant", "read_request", "results", "tool", "write_request"]
 
@@ -86,6 +87,10 @@ _TOP: Final = frozenset(
     }
 )
 _INCLUDE_USAGE: Final = {"include_usage": True}
+_DETAILS: Final = frozenset({"auto", "low", "high"})
+# OpenAI's reasoning models, which refuse ``max_tokens`` (a name with a ``provider/``
+# prefix is a compatible server's, which reads ``max_tokens``).
+_REASONING_MODEL: Final = re.compile(r"(o[1-9]|gpt-[5-9]|gpt-[1-9][0-9])(\b|[-.])")
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -111,8 +116,12 @@ def read_request(body: Mapping[str, Any], path: str | None) -> Request:
         del extra["stream_options"]  # implied by streaming: written whenever it streams
     choice = _read_choice(body, extra)
     max_tokens = get(body, "max_completion_tokens", int, "")
-    if max_tokens is None:
-        max_tokens = get(body, "max_tokens", int, "")
+    older = get(body, "max_tokens", int, "")
+    if max_tokens is None and older is not None:
+        max_tokens = older
+        extra["max_tokens"] = None  # the spelling its client used, kept for this API
+    elif older is not None:
+        extra["max_tokens"] = older  # both given: the older one is kept as it came
     stop = body.get("stop")
     return Request(
         model=need(body, "model", str, ""),
@@ -302,7 +311,7 @@ def _read_format(
 # -- writing --------------------------------------------------------------------------------
 
 
-def write_request(request: Request) -> WrittenBody:
+def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTIONS) -> WrittenBody:
     losses = Losses()
     own = request.api == NAME
     extra = losses.source_only(request, NAME)
@@ -326,8 +335,9 @@ def write_request(request: Request) -> WrittenBody:
         body["tool_choice"] = choice
     if request.parallel_tool_calls is not None:
         body["parallel_tool_calls"] = request.parallel_tool_calls
+    field = _limit_field(request, extra, options)
     if request.max_tokens is not None:
-        body["max_completion_tokens"] = request.max_tokens
+        body[field] = request.max_tokens
     for key in ("temperature", "top_p"):
         value = getattr(request, key)
         if value is not None:
@@ -358,6 +368,20 @@ def write_request(request: Request) -> WrittenBody:
             body["stream_options"] = dict(_INCLUDE_USAGE)
     body.update(extra)
     return body, PATH, losses
+
+
+def _limit_field(request: Request, extra: Json, options: WriteOptions) -> str:
+    """Where the output limit goes: the client's own spelling for a request read from
+    this API (``extra["max_tokens"]`` is ``None`` when it said ``max_tokens``), else the
+    caller's choice (see :class:`~laminate._apis.spec.WriteOptions`)."""
+    if request.api == NAME:
+        if "max_tokens" in extra and extra["max_tokens"] is None:
+            del extra["max_tokens"]
+            return "max_tokens"
+        return "max_completion_tokens"
+    if options.max_tokens_field != "auto":
+        return options.max_tokens_field
+    return "max_completion_tokens" if _REASONING_MODEL.match(request.model) else "max_tokens"
 
 
 def _message(message: Message, own: bool, path: str, losses: Losses) -> list[Json]:
@@ -405,8 +429,11 @@ def _part(block: Block, own: bool, path: str, losses: Losses) -> Json | None:
             if own:
                 image.update(copy_json(dict(block.extra)))
             else:
-                for key in block.extra:
-                    losses.add(at(path, key), "source-only")
+                for key, value in block.extra.items():
+                    if key == "detail" and value in _DETAILS:  # the Responses API's too
+                        image["detail"] = value
+                    else:
+                        losses.add(at(path, key), "source-only")
             return {"type": "image_url", "image_url": image}
         case Document(data=str(data)):
             file: Json = {"file_data": data_url(block.media_type, data)}
@@ -431,27 +458,31 @@ def _part(block: Block, own: bool, path: str, losses: Losses) -> Json | None:
 
 def _user(blocks: Sequence[Block], own: bool, path: str, losses: Losses, extra: Json) -> list[Json]:
     out: list[Json] = []
-    rest: list[Block] = []
-    after: list[Block] = []
+    rest: list[tuple[str, Block]] = []
+    after: list[tuple[str, Block]] = []
     for j, block in enumerate(blocks):
+        where = f"{path}.content[{j}]"
         if isinstance(block, ToolResult):
-            message, images = _tool_message(block, own, f"{path}.content[{j}]", losses)
+            message, images = _tool_message(block, own, where, losses)
             out.append({**message, **(extra if own else {})})
-            after.extend(images)
+            after.extend((f"{where}.content[{k}]", image) for k, image in images)
         else:
-            rest.append(block)
+            rest.append((where, block))
     rest = after + rest
     if rest or not out:
-        out.append({"role": "user", "content": _user_content(rest, own, path, losses), **extra})
+        content = _user_content(rest, own, losses)
+        if content != [] or (own and not rest):
+            # A message whose every block was left out (a cache breakpoint is a mark
+            # on the block before it, never a block) is not written: servers refuse an
+            # empty content list.
+            out.append({"role": "user", "content": content, **extra})
     return out
 
 
 def _user_content(
-    blocks: Sequence[Block], own: bool, path: str, losses: Losses
+    blocks: Sequence[tuple[str, Block]], own: bool, losses: Losses
 ) -> str | list[Json]:
-    parts = [
-        p for j, b in enumerate(blocks) if (p := _part(b, own, f"{path}.content[{j}]", losses))
-    ]
+    parts = [p for where, b in blocks if (p := _part(b, own, where, losses))]
     if len(parts) == 1 and parts[0]["type"] == "text" and not own:
         return str(parts[0]["text"])
     return parts
@@ -459,8 +490,8 @@ def _user_content(
 
 def _tool_message(
     result: ToolResult, own: bool, path: str, losses: Losses
-) -> tuple[Json, list[Block]]:
-    images: list[Block] = []
+) -> tuple[Json, list[tuple[int, Block]]]:
+    images: list[tuple[int, Block]] = []
     content: str | list[Json]
     if isinstance(result.content, str) or result.is_error:
         content = flagged_output(result)
@@ -469,13 +500,20 @@ def _tool_message(
         for k, part in enumerate(result.content):
             if isinstance(part, Text):
                 texts.append({"type": "text", "text": part.text})
+            elif isinstance(part, Document) and part.text is not None:
+                losses.add(f"{path}.content[{k}]", "approximated")  # its text, as text
+                texts.append({"type": "text", "text": part.text})
             elif isinstance(part, Image):
-                images.append(part)  # a tool message holds text only: the image follows
+                images.append((k, part))  # a tool message holds text only: the image follows
                 losses.add(f"{path}.content[{k}]", "reordered")
             else:
                 losses.add(f"{path}.content[{k}]", "unsupported")
-        content = texts if own or len(texts) != 1 else texts[0]["text"]
+        content = texts if (own and texts) or len(texts) > 1 else _joined(texts)
     return {"role": "tool", "tool_call_id": result.tool_use_id, "content": content}, images
+
+
+def _joined(texts: list[Json]) -> str:
+    return "".join(str(t["text"]) for t in texts)
 
 
 def _assistant(blocks: Sequence[Block], own: bool, path: str, losses: Losses, extra: Json) -> Json:

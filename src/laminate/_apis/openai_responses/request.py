@@ -61,8 +61,8 @@ from ..requestkit import (
     strict_compatible,
 )
 from ..shapes import arguments_text, chat_request
+from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
 from ..spec import Message as Json
-from ..spec import ToolDefinition, ToolOutcome, WrittenBody
 
 __all__ = [
     "PATH",
@@ -304,7 +304,7 @@ def _read_format(
 # -- writing --------------------------------------------------------------------------------
 
 
-def write_request(request: Request) -> WrittenBody:
+def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTIONS) -> WrittenBody:
     losses = Losses()
     own = request.api == NAME
     extra = losses.source_only(request, NAME)
@@ -403,7 +403,11 @@ def _message(
     if rest or not out:
         blocks = [b for _, b in rest]
         content = _parts(blocks, "input_text", own, path, losses, indexes=[j for j, _ in rest])
-        out.append({"role": "user", "content": _flat(content), **extra})
+        if content or (own and not rest):
+            # A message whose every block was left out (a cache breakpoint is a mark
+            # on the block before it, never a block) is not written: the API refuses
+            # an empty content list.
+            out.append({"role": "user", "content": _flat(content), **extra})
     return out
 
 
@@ -435,8 +439,14 @@ def _parts(
                 image: Json = {"type": "input_image", "image_url": url or ""}
                 if own:
                     image.update(copy_json(dict(block.extra)))
-                elif "detail" in block.extra:
-                    image["detail"] = block.extra["detail"]
+                else:
+                    for key, value in block.extra.items():
+                        if key == "detail":  # Chat Completions' detail: the same words
+                            image["detail"] = copy_json(value)
+                        else:
+                            losses.add(at(where, key), "source-only")
+                # The API requires the detail: the model's own choice when none is said.
+                image.setdefault("detail", "auto")
                 parts.append(image)
             case Document(data=str(data)):
                 file: Json = {"type": "input_file", "file_data": data_url(block.media_type, data)}
@@ -466,6 +476,8 @@ def _output(
         output = flagged_output(result)
     else:
         output = _parts(result.content, "input_text", own, path, losses)
+        if not output and (result.content or not own):
+            output = ""  # every part was left out: an empty list is refused
     return {"type": kind, "call_id": result.tool_use_id, "output": output}
 
 
