@@ -12,17 +12,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote
 
+import httpx
 import pytest
 
 import laminate
-from laminate import Document, Image, Message, Request, Text, ToolResult, ToolUse
+from laminate import Document, Image, Message, Reasoning, Request, Text, ToolResult, ToolUse
 from laminate._apis.spec import MaxTokensField
+from laminate.proxy import Backend, ConfigError, ProxyConfig, config_from_toml, proxy_server
 
 from .request_support import WRITERS, canonical
 from .request_validators import validate
+from .scripted_backend import scripted_backend
 
 # The model is one segment of the path (percent-encoded when it holds a "/").
 _MODEL_IN_PATH: Final = {
@@ -410,3 +414,173 @@ def test_the_media_of_a_gemini_function_response_reach_every_api_or_are_a_loss(
     assert "iVBORw0KGgo=" in str(translation.body) or any(
         loss.path.startswith("messages[2].content[0]") for loss in translation.losses
     )
+
+
+# -- the proxy: each Chat Completions backend says where the limit goes -------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "model", "sent"),
+    [
+        ("auto", "qwen3-coder", "max_tokens"),
+        ("auto", "gpt-5", "max_completion_tokens"),
+        ("max_tokens", "gpt-5", "max_tokens"),
+        ("max_completion_tokens", "qwen3-coder", "max_completion_tokens"),
+    ],
+)
+def test_a_proxy_backend_says_where_a_translated_limit_goes(
+    field: MaxTokensField, model: str, sent: str
+) -> None:
+    with scripted_backend(pace=0.0) as (url, scripted):
+        backend = Backend("openai", url + "/v1", model=model, max_tokens_field=field)
+        with proxy_server(ProxyConfig(backends=(backend,))) as proxy:
+            body = claude_turn_with_marked_result() | {"stream": False}
+            answer = httpx.post(proxy + "/v1/messages", json=body, timeout=30)
+            assert answer.status_code == 200, answer.text
+        (_, _, received, _) = scripted.record.requests[-1]
+    assert received[sent] == 1000
+    assert {"max_tokens", "max_completion_tokens"} & set(received) == {sent}
+
+
+def test_a_toml_backend_takes_the_limit_field(tmp_path: Path) -> None:
+    path = tmp_path / "proxy.toml"
+    backend = '[[backend]]\napi = "openai"\nbase_url = "http://127.0.0.1:1/v1"\n'
+    path.write_text(backend + 'max_tokens_field = "max_completion_tokens"\n', encoding="utf-8")
+    config = config_from_toml(path, {})
+    assert config.backends[0].max_tokens_field == "max_completion_tokens"
+    path.write_text(backend + 'max_tokens_field = "limit"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="max_tokens_field"):
+        config_from_toml(path, {})
+
+
+# -- a subset of the tools -----------------------------------------------------------------------
+
+WEATHER_TOOLS = ("get_weather", "final_result", "search")
+
+
+def allowed_tools_body(api: str, mode: str) -> tuple[dict[str, Any], str | None]:
+    """A request of ``api`` offering three tools and allowing two of them."""
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    tools: list[dict[str, Any]]
+    allowed: list[dict[str, Any]]
+    choice: dict[str, Any]
+    match api:
+        case "openai":
+            tools = [
+                {"type": "function", "function": {"name": n, "parameters": schema}}
+                for n in WEATHER_TOOLS
+            ]
+            allowed = [{"type": "function", "function": {"name": n}} for n in WEATHER_TOOLS[:2]]
+            choice = {"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": allowed}}
+            return {"model": "m", "messages": [USER], "tools": tools, "tool_choice": choice}, None
+        case "openai-responses":
+            tools = [
+                {"type": "function", "name": n, "parameters": schema, "strict": False}
+                for n in WEATHER_TOOLS
+            ]
+            allowed = [{"type": "function", "name": n} for n in WEATHER_TOOLS[:2]]
+            choice = {"type": "allowed_tools", "mode": mode, "tools": allowed}
+            return {"model": "m", "input": [USER], "tools": tools, "tool_choice": choice}, None
+        case _:
+            declarations = [{"name": n, "parameters": schema} for n in WEATHER_TOOLS]
+            config = {"mode": "ANY", "allowedFunctionNames": list(WEATHER_TOOLS[:2])}
+            body = {
+                "contents": [{"role": "user", "parts": [{"text": "Weather in Oslo?"}]}],
+                "tools": [{"functionDeclarations": declarations}],
+                "toolConfig": {"functionCallingConfig": config},
+            }
+            return body, "/v1beta/models/gemini-2.5-flash:generateContent"
+
+
+USER = {"role": "user", "content": "Weather in Oslo?"}
+SUBSETS = [("openai", "required"), ("openai", "auto"), ("openai-responses", "required")]
+SUBSETS += [("openai-responses", "auto"), ("gemini", "ANY")]
+
+
+@pytest.mark.parametrize(("source", "mode"), SUBSETS)
+def test_an_allowed_tools_choice_is_read_with_its_mode_and_its_subset(
+    source: str, mode: str
+) -> None:
+    body, path = allowed_tools_body(source, mode)
+    request = laminate.read_request(body, source, path=path)
+    assert request.tool_choice == ("auto" if mode == "auto" else "any")
+    assert request.allowed_tools == list(WEATHER_TOOLS[:2])
+    assert [t.name for t in request.tools] == list(WEATHER_TOOLS)
+    again = laminate.write_request(request, source)
+    assert canonical(source, again.body) == canonical(source, body)
+    assert again.losses == []
+
+
+@pytest.mark.parametrize(("source", "mode"), SUBSETS)
+@pytest.mark.parametrize("target", WRITERS)
+def test_an_allowed_tools_choice_is_carried_where_the_target_can_and_a_loss_elsewhere(
+    source: str, mode: str, target: str
+) -> None:
+    body, path = allowed_tools_body(source, mode)
+    translation = laminate.translate_request(body, source, target, path=path)
+    judged(target, translation)
+    again = laminate.read_request(translation.body, target, path=translation.path)
+    lost = [loss.path for loss in translation.losses]
+    if again.allowed_tools is not None:
+        assert again.allowed_tools == list(WEATHER_TOOLS[:2])
+        assert "allowed_tools" not in lost
+        assert again.tool_choice == ("auto" if mode == "auto" else "any")
+    else:
+        assert "allowed_tools" in lost
+        assert [t.name for t in again.tools] == list(WEATHER_TOOLS)  # every tool offered
+    carried = {"openai", "openai-responses"} | ({"gemini"} if mode != "auto" else set())
+    assert (again.allowed_tools is not None) == (target in carried)
+
+
+# -- Mistral's thinking parts --------------------------------------------------------------------
+
+
+def mistral_turn() -> dict[str, Any]:
+    thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "12 * 12 = 144."}]}
+    return {
+        "model": "mistral-small-latest",
+        "messages": [
+            {"role": "user", "content": "What is 12 * 12?"},
+            {"role": "assistant", "content": [thinking, {"type": "text", "text": "144"}]},
+            {"role": "user", "content": "Add 10."},
+        ],
+    }
+
+
+def test_a_chat_completions_thinking_part_is_reasoning_and_goes_back_as_it_came() -> None:
+    request = laminate.read_request(mistral_turn(), "openai")
+    assert request.messages[1].content == [Reasoning("12 * 12 = 144."), Text("144")]
+    again = laminate.translate_request(mistral_turn(), "openai", "openai")
+    assert again.body["messages"][1] == mistral_turn()["messages"][1]
+    assert again.losses == []
+
+
+@pytest.mark.parametrize("target", WRITERS)
+def test_a_chat_completions_thinking_part_is_carried_or_a_loss(target: str) -> None:
+    translation = laminate.translate_request(mistral_turn(), "openai", target)
+    if target != "openai":  # back to its own API it is Mistral's shape, as it came
+        judged(target, translation)
+    assert "12 * 12 = 144." in str(translation.body) or "messages[1].content[0]" in [
+        loss.path for loss in translation.losses
+    ]
+
+
+# -- Cohere's message fields ---------------------------------------------------------------------
+
+
+def test_a_cohere_messages_own_fields_go_back_to_cohere_and_are_losses_elsewhere() -> None:
+    citation = {"start": 0, "end": 4, "text": "Matz", "sources": []}
+    body = {
+        "model": "command-a-03-2025",
+        "messages": [
+            {"role": "user", "content": "Who made Ruby?"},
+            {"role": "assistant", "content": "Matz.", "citations": [citation]},
+            {"role": "user", "content": "When?", "name": "ana"},
+        ],
+    }
+    again = laminate.translate_request(body, "cohere", "cohere")
+    assert again.body["messages"][1:] == body["messages"][1:]
+    elsewhere = laminate.translate_request(body, "cohere", "openai")
+    lost = [(loss.path, loss.reason) for loss in elsewhere.losses]
+    assert ("messages[1].citations", "source-only") in lost
+    assert ("messages[2].name", "source-only") in lost

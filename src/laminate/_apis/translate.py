@@ -207,7 +207,7 @@ class _Renamer:
 
 
 def _rename(request: Request, record: Api) -> tuple[Request, dict[str, str], dict[str, str]]:
-    known_names = {t.name for t in request.tools}
+    known_names = {t.name for t in request.tools} | set(request.allowed_tools or ())
     known_ids: set[str] = set()
     for message in request.messages:
         for block in message.content:
@@ -232,7 +232,10 @@ def _rename(request: Request, record: Api) -> tuple[Request, dict[str, str], dic
     choice = request.tool_choice
     if choice is not None and choice not in ("auto", "any", "none"):
         choice = name(choice)
-    renamed = dataclasses.replace(request, tools=tools, messages=messages, tool_choice=choice)
+    allowed = None if request.allowed_tools is None else [name(n) for n in request.allowed_tools]
+    renamed = dataclasses.replace(
+        request, tools=tools, messages=messages, tool_choice=choice, allowed_tools=allowed
+    )
     return renamed, name.backward(), ident.backward()
 
 

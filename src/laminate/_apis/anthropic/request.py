@@ -360,6 +360,8 @@ def _read_settings(
 
 def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTIONS) -> WrittenBody:
     losses = Losses()
+    if request.allowed_tools is not None:
+        losses.add("allowed_tools", "unsupported")  # every tool stays offered
     own = request.api == NAME
     extra = losses.source_only(request, NAME)
     body: dict[str, Any] = {"model": request.model}

@@ -360,6 +360,8 @@ def _read_additional(extra: dict[str, Any], model: str) -> dict[str, Any]:
 def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTIONS) -> WrittenBody:
     """``request`` as a Converse body, its path and what it lost."""
     losses = Losses()
+    if request.allowed_tools is not None:
+        losses.add("allowed_tools", "unsupported")  # every tool stays offered
     own = request.api == NAME
     extra = losses.source_only(request, NAME)
     writer = _Writer(request, losses, binary=False)

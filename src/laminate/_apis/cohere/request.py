@@ -34,7 +34,17 @@ from ..._core.request import (
     ToolSpec,
 )
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
-from ..requestkit import Losses, at, copy_json, get, invalid, items, need, object_at
+from ..requestkit import (
+    Losses,
+    at,
+    copy_json,
+    extra_fields,
+    get,
+    invalid,
+    items,
+    need,
+    object_at,
+)
 from ..shapes import ERROR_PREFIX, arguments_text, copy_value, described
 from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
 from ..spec import Message as Json
@@ -62,6 +72,8 @@ _TOP: Final = frozenset(
 )
 _CHOICES: Final[Mapping[str, str]] = {"REQUIRED": "any", "NONE": "none"}
 
+_TOOL_KEYS: Final = frozenset({"role", "tool_call_id", "content"})
+_ASSISTANT_KEYS: Final = frozenset({"role", "content", "tool_plan", "tool_calls"})
 _DOCUMENT: Final = "document"
 """The key of a document's own object in the ``extra`` of the document it is read as."""
 
@@ -145,23 +157,21 @@ def _read_message(message: Mapping[str, Any], path: str) -> Message:
     blocks = _read_content(message, path)
     match role:
         case "system" | "user":
-            return Message(role, blocks)
+            return Message(role, blocks, extra_fields(message, {"role", "content"}))
         case "tool":
             result = ToolResult(
                 tool_use_id=need(message, "tool_call_id", str, path),
                 content=_result_content(blocks),
                 is_error=False,
             )
-            return Message("user", [result])
+            return Message("user", [result], extra_fields(message, _TOOL_KEYS))
         case "assistant":
             plan = get(message, "tool_plan", str, path)
             head: list[Block] = [Reasoning(plan, id=PLAN_ID)] if plan is not None else []
             calls: list[Block] = []
             for where, call in items(message, "tool_calls", path):
                 calls.append(_read_call(object_at(call, where), where))
-            extra = {}
-            if "citations" in message:
-                extra["citations"] = copy_json(message["citations"])
+            extra = extra_fields(message, _ASSISTANT_KEYS)  # its citations, ...
             return Message("assistant", [*head, *blocks, *calls], extra)
         case _:
             raise invalid(at(path, "role"), f"unknown role {role!r}")
@@ -247,6 +257,8 @@ def _read_call(call: Mapping[str, Any], path: str) -> ToolUse | InvalidToolUse:
 def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTIONS) -> WrittenBody:
     """``request`` as a ``/v2/chat`` body, its path and what it lost."""
     losses = Losses()
+    if request.allowed_tools is not None:
+        losses.add("allowed_tools", "unsupported")  # every tool stays offered
     own = request.api == NAME
     extra = losses.source_only(request, NAME)
     messages: list[Json] = []
@@ -323,6 +335,17 @@ def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json:
 
 
 def _message(message: Message, own: bool, path: str, losses: Losses) -> list[Json]:
+    written = _turns(message, own, path, losses)
+    if own and written:
+        keys = _ASSISTANT_KEYS if message.role == "assistant" else {"role"}
+        written[-1].update(copy_json({k: v for k, v in message.extra.items() if k not in keys}))
+    elif not own:
+        for key in message.extra:
+            losses.add(at(path, key), "source-only")
+    return written
+
+
+def _turns(message: Message, own: bool, path: str, losses: Losses) -> list[Json]:
     if message.role == "assistant":
         return [_assistant(message, own, path, losses, thinking=True)]
     out: list[Json] = []
@@ -390,7 +413,8 @@ def _assistant(message: Message, own: bool, path: str, losses: Losses, *, thinki
                 function = {"name": block.name, "arguments": arguments}
                 calls.append({"id": block.id, "type": "function", "function": function})
             case Unknown(block_type="citation"):
-                pass  # the citations go back with the message, below
+                if not own:  # the citations go back with the message, below, to Cohere
+                    losses.add(where, "unsupported")
             case _:
                 losses.add(where, "unsupported")
     if plan:

@@ -148,6 +148,9 @@ def read_request(body: Mapping[str, Any], path: str | None) -> Request:
         }
     tools = _tools(obj, extra)
     choice = _tool_choice(obj, tools, extra)
+    allowed = None
+    if isinstance(choice, tuple):
+        choice, allowed = choice
     config = _object(obj.get("generationConfig") or {}, "generationConfig")
     settings = _generation(config, extra)
     return Request(
@@ -156,6 +159,7 @@ def read_request(body: Mapping[str, Any], path: str | None) -> Request:
         messages=messages,
         tools=tools,
         tool_choice=choice,
+        allowed_tools=allowed,
         stream=stream,
         extra=extra,
         api=NAME,
@@ -333,7 +337,9 @@ def _json_schema(schema: Any) -> Any:
     return schema
 
 
-def _tool_choice(obj: dict[str, Any], tools: list[ToolSpec], extra: dict[str, Any]) -> str | None:
+def _tool_choice(
+    obj: dict[str, Any], tools: list[ToolSpec], extra: dict[str, Any]
+) -> str | tuple[str, list[str]] | None:
     config = get(obj, "toolConfig", dict, "")
     if config is None:
         return None
@@ -344,6 +350,10 @@ def _tool_choice(obj: dict[str, Any], tools: list[ToolSpec], extra: dict[str, An
     choice = _MODES.get(mode or "AUTO")
     if choice == "any" and allowed and len(allowed) == 1 and isinstance(allowed[0], str):
         choice = allowed[0]
+    elif choice == "any" and allowed and all(isinstance(n, str) for n in allowed):
+        names = [str(n) for n in allowed]
+        if _tool_config(choice, names) == json.loads(json.dumps(config)):
+            return choice, names  # only these tools, and a call required
     if choice is None or _tool_config(choice) != json.loads(json.dumps(config)):
         extra["toolConfig"] = copy_json(dict(config))  # written back as it came
     return choice
@@ -421,8 +431,12 @@ def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTION
     tools = _write_tools(request, own, losses)
     if tools:
         body["tools"] = tools
-        if request.tool_choice is not None:
+        if request.allowed_tools is not None and request.tool_choice == "any":
+            body["toolConfig"] = _tool_config("any", request.allowed_tools)
+        elif request.tool_choice is not None:
             body["toolConfig"] = _tool_config(request.tool_choice)
+        if request.allowed_tools is not None and request.tool_choice != "any":
+            losses.add("allowed_tools", "unsupported")  # names only with the mode ANY
     elif request.tool_choice is not None and request.tool_choice != "none":
         losses.add("tool_choice", "unsupported")  # no tools to choose from
     if request.parallel_tool_calls is False:
@@ -685,8 +699,10 @@ def _inline(value: Any, definitions: Mapping[str, Any], changed: list[bool], dep
     return {key: _inline(item, definitions, changed, depth) for key, item in value.items()}
 
 
-def _tool_config(choice: str) -> dict[str, Any]:
+def _tool_config(choice: str, allowed: list[str] | None = None) -> dict[str, Any]:
     mode = {"auto": "AUTO", "any": "ANY", "none": "NONE"}.get(choice)
+    if mode == "ANY" and allowed is not None:
+        return {"functionCallingConfig": {"mode": mode, "allowedFunctionNames": list(allowed)}}
     if mode is not None:
         return {"functionCallingConfig": {"mode": mode}}
     return {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [choice]}}

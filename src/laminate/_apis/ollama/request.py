@@ -195,6 +195,8 @@ def write_request(
 ) -> WrittenBody:
     """``request`` as an ``/api/chat`` body, its path and what it lost."""
     losses = Losses()
+    if request.allowed_tools is not None:
+        losses.add("allowed_tools", "unsupported")  # every tool stays offered
     own = request.api == NAME
     extra = losses.source_only(request, NAME)
     messages: list[Json] = []

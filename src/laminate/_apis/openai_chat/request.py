@@ -115,6 +115,9 @@ def read_request(body: Mapping[str, Any], path: str | None) -> Request:
     if options == _INCLUDE_USAGE and body.get("stream") is True:
         del extra["stream_options"]  # implied by streaming: written whenever it streams
     choice = _read_choice(body, extra)
+    allowed = None
+    if isinstance(choice, tuple):
+        choice, allowed = choice
     max_tokens = get(body, "max_completion_tokens", int, "")
     older = get(body, "max_tokens", int, "")
     if max_tokens is None and older is not None:
@@ -129,6 +132,7 @@ def read_request(body: Mapping[str, Any], path: str | None) -> Request:
         messages=messages,
         tools=[_read_tool(object_at(t, p), p) for p, t in items(body, "tools", "")],
         tool_choice=choice,
+        allowed_tools=allowed,
         parallel_tool_calls=get(body, "parallel_tool_calls", bool, ""),
         max_tokens=max_tokens,
         temperature=get(body, "temperature", float, ""),
@@ -211,6 +215,16 @@ def _read_part(part: Mapping[str, Any], path: str) -> Block:
             if inline is not None:
                 return Image(inline[0], data=inline[1], extra=rest)
             return Image("", url=url, extra=rest)
+        case "thinking" if set(part) == {"type", "thinking"}:
+            chunks = part["thinking"]
+            if isinstance(chunks, list) and all(
+                isinstance(c, Mapping)
+                and c.get("type") == "text"
+                and set(c) == {"type", "text"}
+                and isinstance(c["text"], str)
+                for c in chunks
+            ):
+                return Reasoning("".join(c["text"] for c in chunks))
         case "file":
             file = need(part, "file", dict, path)
             data = get(file, "file_data", str, at(path, "file"))
@@ -263,7 +277,28 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
     return ToolSpec(str(tool.get("name", "")), kind=kind, extra=dict(tool))
 
 
-def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
+def _allowed_names(choice: Mapping[str, Any]) -> list[str] | None:
+    """The tool names of an ``allowed_tools`` choice, when it is only names of function
+    and custom tools (as this writer writes it); else ``None``."""
+    allowed = choice["allowed_tools"]
+    tools = allowed.get("tools")
+    if len(choice) != 2 or set(allowed) != {"mode", "tools"} or not isinstance(tools, list):
+        return None
+    names = []
+    for tool in tools:
+        match tool:
+            case {"type": "function", "function": {"name": str(name)}} if len(tool) == 2:
+                names.append(name)
+            case {"type": "custom", "custom": {"name": str(name)}} if len(tool) == 2:
+                names.append(name)
+            case _:
+                return None
+    return names
+
+
+def _read_choice(
+    body: Mapping[str, Any], extra: dict[str, Any]
+) -> str | tuple[str, list[str]] | None:
     choice = body.get("tool_choice")
     match choice:
         case None:
@@ -276,8 +311,14 @@ def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
             return name
         case {"type": "custom", "custom": {"name": str(name)}} if len(choice) == 2:
             return name
+        case {"type": "allowed_tools", "allowed_tools": {"mode": "auto" | "required" as mode}}:
+            names = _allowed_names(choice)
+            if names is not None:
+                return ("any" if mode == "required" else "auto"), names
+            extra["tool_choice"] = choice
+            return None
         case dict():
-            extra["tool_choice"] = choice  # allowed_tools and the like
+            extra["tool_choice"] = choice  # another kind of choice: written back as it came
             return None
         case _:
             raise invalid("tool_choice", "expected a string or an object")
@@ -330,6 +371,8 @@ def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTION
     ]
     if tools:
         body["tools"] = tools
+    if request.allowed_tools is not None and request.tool_choice not in (None, "auto", "any"):
+        losses.add("allowed_tools", "unsupported")  # the choice says more
     choice = _write_choice(request)
     if choice is not None:
         body["tool_choice"] = choice
@@ -518,6 +561,8 @@ def _joined(texts: list[Json]) -> str:
 
 def _assistant(blocks: Sequence[Block], own: bool, path: str, losses: Losses, extra: Json) -> Json:
     texts: list[str] = []
+    parts: list[Json] = []  # the content as parts, in order: when it holds more than text
+    listed = False
     calls: list[Json] = []
     for j, block in enumerate(blocks):
         where = f"{path}.content[{j}]"
@@ -528,15 +573,28 @@ def _assistant(blocks: Sequence[Block], own: bool, path: str, losses: Losses, ex
                 if block.signature is not None:
                     losses.add(where, "foreign-reasoning")
                 texts.append(text)
+                parts.append({"type": "text", "text": text})
             case ToolUse() | InvalidToolUse():
                 if isinstance(block, ToolUse) and block.signature is not None:
                     losses.add(where, "foreign-reasoning")
                 calls.append(_call(block))
+            case Reasoning(signature=None, redacted=False) if own:
+                # A thinking part (Mistral's), back where it was.
+                parts.append(
+                    {"type": "thinking", "thinking": [{"type": "text", "text": block.text}]}
+                )
+                listed = True
+            case Unknown(block_type=kind, data=data) if own:
+                parts.append({"type": kind, **copy_json(data.value or {})})
+                listed = True
             case _:
                 if _part(block, own, where, losses) is not None:
                     losses.add(where, "unsupported")
     text = "".join(texts)
-    message: Json = {"role": "assistant", "content": text or (None if calls else "")}
+    content: str | list[Json] | None = text or (None if calls else "")
+    if listed:
+        content = [p for p in parts if p["type"] != "text" or p["text"]]
+    message: Json = {"role": "assistant", "content": content}
     if calls:
         message["tool_calls"] = calls
     message.update(extra)
@@ -593,6 +651,16 @@ def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
 
 
 def _write_choice(request: Request) -> Json | str | None:
+    if request.allowed_tools is not None and request.tool_choice in (None, "auto", "any"):
+        customs = {t.name for t in request.tools if t.kind == "custom"}
+        tools = [
+            {"type": "custom", "custom": {"name": n}}
+            if n in customs
+            else {"type": "function", "function": {"name": n}}
+            for n in request.allowed_tools
+        ]
+        mode = "required" if request.tool_choice == "any" else "auto"
+        return {"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": tools}}
     match request.tool_choice:
         case None:
             return None

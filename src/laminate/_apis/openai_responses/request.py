@@ -113,12 +113,17 @@ def read_request(body: Mapping[str, Any], path: str | None) -> Request:
         names: dict[str, str] = {}
         for where, item in items(body, "input", ""):
             messages.append(_read_item(object_at(item, where), where, names))
+    choice = _read_choice(body, extra)
+    allowed = None
+    if isinstance(choice, tuple):
+        choice, allowed = choice
     return Request(
         model=need(body, "model", str, ""),
         system=system,
         messages=messages,
         tools=[_read_tool(object_at(t, p), p) for p, t in items(body, "tools", "")],
-        tool_choice=_read_choice(body, extra),
+        tool_choice=choice,
+        allowed_tools=allowed,
         parallel_tool_calls=get(body, "parallel_tool_calls", bool, ""),
         max_tokens=get(body, "max_output_tokens", int, ""),
         temperature=get(body, "temperature", float, ""),
@@ -246,7 +251,9 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
             return ToolSpec(str(tool.get("name", "")), kind=kind, extra=dict(tool))
 
 
-def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
+def _read_choice(
+    body: Mapping[str, Any], extra: dict[str, Any]
+) -> str | tuple[str, list[str]] | None:
     choice = body.get("tool_choice")
     match choice:
         case None:
@@ -257,8 +264,21 @@ def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
             return "any"
         case {"type": "function" | "custom", "name": str(name)} if len(choice) == 2:
             return name
+        case {"type": "allowed_tools", "mode": "auto" | "required" as mode, "tools": list(tools)}:
+            names = [
+                t["name"]
+                for t in tools
+                if isinstance(t, Mapping)
+                and set(t) == {"type", "name"}
+                and t["type"] in ("function", "custom")
+                and isinstance(t["name"], str)
+            ]
+            if len(choice) == 3 and len(names) == len(tools):
+                return ("any" if mode == "required" else "auto"), names
+            extra["tool_choice"] = choice
+            return None
         case dict():
-            extra["tool_choice"] = choice  # allowed_tools, built-in tools
+            extra["tool_choice"] = choice  # built-in tools: written back as it came
             return None
         case _:
             raise invalid("tool_choice", "expected a string or an object")
@@ -328,7 +348,18 @@ def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTION
     ]
     if tools:
         body["tools"] = tools
+    if request.allowed_tools is not None and request.tool_choice not in (None, "auto", "any"):
+        losses.add("allowed_tools", "unsupported")  # the choice says more
     match request.tool_choice:
+        case "auto" | "any" | None if request.allowed_tools is not None:
+            body["tool_choice"] = {
+                "type": "allowed_tools",
+                "mode": "required" if request.tool_choice == "any" else "auto",
+                "tools": [
+                    {"type": "custom" if n in custom else "function", "name": n}
+                    for n in request.allowed_tools
+                ],
+            }
         case None:
             pass
         case "auto" | "none":
