@@ -460,6 +460,13 @@ FEATURES: dict[str, Request] = {
         model="m", messages=[HI], tools=[WEATHER], parallel_tool_calls=False
     ),
     "cache breakpoints": Request(model="m", system=[Text("long"), CachePoint()], messages=[HI]),
+    "a required call among some tools": Request(
+        model="m",
+        messages=[HI],
+        tools=[WEATHER, ToolSpec("t", "Time.", {"type": "object", "properties": {}})],
+        tool_choice="any",
+        allowed_tools=["w"],
+    ),
     "reasoning from another provider": Request(
         model="m",
         messages=[HI, Message("assistant", [Reasoning("hmm", signature="sig"), Text("hello")])],

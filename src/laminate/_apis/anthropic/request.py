@@ -2,7 +2,8 @@
 
 Reading: ``system`` (a string or text blocks), ``messages`` (a ``system`` role inside them,
 as recent Claude Code sends it, is kept as a system message), content blocks (``text``,
-``image``, ``document``, ``thinking`` with its signature, ``redacted_thinking``,
+``image``, ``document``, ``search_result`` (a text :class:`Document`, the block kept for
+Anthropic), ``thinking`` with its signature, ``redacted_thinking``,
 ``tool_use``, ``tool_result``; any other type is an ``Unknown`` kept whole),
 ``cache_control`` on any block (a :class:`CachePoint` after it), ``tools`` (server tools
 kept whole as their own kind), ``tool_choice`` with ``disable_parallel_tool_use``,

@@ -5,7 +5,8 @@ The model id and whether the answer streams are in the path
 body.
 
 Reading: ``system`` blocks (``text``, ``cachePoint``), ``messages`` of content blocks
-(``text``, ``image``, ``document``, ``toolUse``, ``toolResult`` with its ``status``,
+(``text``, ``image``, ``document``, ``searchResult`` (a text document, kept whole for
+Bedrock), ``toolUse``, ``toolResult`` with its ``status``,
 ``reasoningContent`` with its signature or redacted data, ``cachePoint``; any other kind
 is an ``Unknown`` kept whole), ``toolConfig`` (tool specs, a ``cachePoint`` after a tool,
 ``toolChoice``), ``inferenceConfig``, and what ``additionalModelRequestFields`` says of

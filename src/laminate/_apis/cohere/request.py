@@ -1,7 +1,9 @@
 """Cohere v2 ``/v2/chat`` requests, read and written.
 
 Reading: ``messages`` (``system``, ``user``, ``assistant``, ``tool``) whose ``content`` is a
-string or a list of parts (``text``, ``image_url``, ``thinking``, ``document``), an
+string or a list of parts (``text``, ``image_url``, ``thinking``, ``document``: a text
+:class:`Document` of its ``data``, the part kept whole for Cohere), the message's own
+fields (its ``extra``: written back to Cohere, a loss elsewhere), an
 assistant's ``tool_plan`` (reasoning with the id :data:`PLAN_ID`, as Cohere's streams give
 it), ``tool_calls`` (arguments as JSON text) and ``citations``; ``tools``;
 ``tool_choice`` (``REQUIRED``, ``NONE``); ``max_tokens``, ``temperature``, ``p``, ``k``,

@@ -8,7 +8,8 @@ snake_case alike; bodies are written in camelCase.
 Reading:
 
 - ``contents`` of ``user`` and ``model`` turns; parts: ``text`` (``thought: true`` makes it
-  reasoning), ``functionCall``, ``functionResponse``, ``inlineData`` and ``fileData`` (an
+  reasoning), ``functionCall``, ``functionResponse`` (with Gemini 3's media in its
+  ``parts``, written back there), ``inlineData`` and ``fileData`` (an
   image, or a document for any other media type); any other part is kept whole as an
   ``Unknown`` block of its kind. A ``thoughtSignature`` stays with its part.
 - A call without an ``id`` gets ``call_<n>`` (its place among the calls), and a result

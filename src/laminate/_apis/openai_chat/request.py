@@ -3,20 +3,25 @@
 Reading: ``system`` messages before the conversation are the system text; a ``developer``
 message, or a system message later on, stays a ``system`` message where it was (its role
 kept in the message's ``extra``). Content parts (``text``, ``image_url`` with a ``data:``
-URL or a link, ``file``), ``tool_calls`` (functions, and custom tools whose input is
-text), ``tool`` messages (each a user turn of one :class:`ToolResult`, named after its
-call), ``tools``, ``tool_choice``, ``parallel_tool_calls``, ``max_completion_tokens`` (or
-the older ``max_tokens``), ``stop``, ``reasoning_effort``, ``response_format``, ``user``,
-``stream`` (``stream_options`` asking only for usage is implied by it). What is left is
-``extra``.
+URL or a link, ``file``, Mistral's ``thinking`` as reasoning), ``tool_calls``
+(functions, and custom tools whose input is text), ``tool`` messages (each a user turn of
+one :class:`ToolResult`, named after its call), ``tools``, ``tool_choice`` (an
+``allowed_tools`` one as its mode and ``allowed_tools``), ``parallel_tool_calls``,
+``max_completion_tokens`` or ``max_tokens`` (the spelling kept: ``extra["max_tokens"]``
+is ``None`` when the client said ``max_tokens``), ``stop``, ``reasoning_effort``,
+``response_format``, ``user``, ``stream`` (``stream_options`` asking only for usage is
+implied by it). What is left is ``extra``.
 
 Writing: the system text as one ``system`` message per block, tool results as ``tool``
 messages right after the call (a failed one's content starting with ``Error:``, the
 format has no error flag; images of a result follow in a user message), the assistant's
-text and calls as one message (its ``content`` ``None`` when it only calls tools),
-``stream_options.include_usage`` whenever the request streams (else the stream has no
-usage), a token budget as the nearest effort. Reasoning, cache breakpoints, ``top_k``
-and another API's blocks cannot be carried: losses.
+text and calls as one message (its ``content`` ``None`` when it only calls tools), no
+message with an empty content list (a cache breakpoint is a mark, not a block), the
+output limit under the client's spelling or, translated, the one
+:class:`~laminate._apis.spec.WriteOptions` picks, ``stream_options.include_usage``
+whenever the request streams (else the stream has no usage), a token budget as the
+nearest effort. Another provider's reasoning, cache breakpoints, ``top_k`` and another
+API's blocks cannot be carried: losses.
 
 The tool loop's shapes (``tool``, ``assistant``, ``results``) are this writer's.
 """

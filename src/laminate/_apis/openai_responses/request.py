@@ -2,14 +2,16 @@
 
 Reading: ``instructions`` is the system text; ``input`` (a string, or items) becomes one
 message per item: ``message`` items (any role; ``developer`` kept in the message's
-``extra``) with ``input_text`` / ``output_text`` / ``input_image`` / ``input_file`` parts,
+``extra``) with ``input_text`` / ``output_text`` / ``input_image`` (written with its
+``detail``, ``"auto"`` when none is said) / ``input_file`` parts,
 ``function_call`` and ``custom_tool_call`` (an assistant message of one call),
 ``function_call_output`` and ``custom_tool_call_output`` (a user message of one result,
 named after its call), ``reasoning`` (the summary's text, ``encrypted_content`` as the
 signature, the item id); an item of any other type is an ``Unknown`` kept whole. An
 item's fields that have no neutral name (``id``, ``status``) stay in its message's
 ``extra``. Then ``tools`` (functions, custom tools, built-in tools kept whole),
-``tool_choice``, ``parallel_tool_calls``, ``max_output_tokens``, ``reasoning.effort``,
+``tool_choice`` (an ``allowed_tools`` one as its mode and ``allowed_tools``),
+``parallel_tool_calls``, ``max_output_tokens``, ``reasoning.effort``,
 ``text.format``, ``user``, ``stream``; what is left is ``extra``.
 
 Writing: the same items (an assistant's text as a ``message`` item, calls as
