@@ -37,6 +37,28 @@ needs_vectors = pytest.mark.skipif(
     not VECTORS.is_dir(),
     reason="the recorded requests (../shared/request-vectors) are not beside this clone",
 )
+# Real clients' requests (coding agents among them), as bare bodies: the path (which names
+# the model and the streaming for Gemini and Bedrock) is made from the recorded answer
+# of the same name, streamed or not, with a model of that API's.
+REAL_REQUESTS: Final = ROOT.parent / "shared" / "real-streams-4" / "requests"
+_ANSWERS: Final = {"gemini": "gemini-native", "bedrock_converse": "bedrock-converse"}
+_PATHS: Final = {  # (not streamed, streamed)
+    "gemini": (
+        "/v1beta/models/gemini-2.5-flash:generateContent",
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+    ),
+    "bedrock_converse": (
+        "/model/us.anthropic.claude-haiku-4-5-20251001-v1%3A0/converse",
+        "/model/us.anthropic.claude-haiku-4-5-20251001-v1%3A0/converse-stream",
+    ),
+}
+# Recorded bodies that are not a request of the API their folder names, with why.
+NOT_REQUESTS: Final = {
+    "lmnr-bedrock-invoke-anthropic-claude3-haiku-msg-bdrk": (
+        "a Bedrock InvokeModel body (anthropic_version, the model in its path), not a "
+        "Messages request"
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -46,10 +68,13 @@ class Vector:
 
     api: str
     file: Path
+    given_path: str | None = None
+    real: bool = False
+    """One of the real clients' requests (``REAL_REQUESTS``), whose path is made."""
 
     @property
     def id(self) -> str:
-        return f"{self.api}/{self.file.stem}"
+        return f"{'real/' if self.real else ''}{self.api}/{self.file.stem}"
 
     @property
     def name(self) -> str:
@@ -63,6 +88,8 @@ class Vector:
     @cached_property
     def path(self) -> str:
         """From the ``.source.txt`` beside the body: its ``method/uri`` or ``url`` line."""
+        if self.real:
+            return self.given_path  # type: ignore[return-value]
         source = self.file.with_name(self.file.stem + ".source.txt")
         for line in source.read_text(encoding="utf-8").splitlines():
             if line.startswith(("method/uri:", "url:")):
@@ -80,6 +107,44 @@ def vectors(api: str | None = None) -> list[Vector]:
             continue
         paths = sorted((VECTORS / folder).glob("*.json"))
         found.extend(Vector(name, path) for path in paths if ".response" not in path.name)
+    return found
+
+
+def real_requests() -> list[Vector]:
+    """Every real client's recorded request (``REAL_REQUESTS``), in a stable order; none
+    when the recordings are not beside this clone."""
+    found: list[Vector] = []
+    for name, folder in FOLDERS.items():
+        for file in sorted((REAL_REQUESTS / folder).glob("*.json")):
+            path = None
+            if folder in _PATHS:
+                answers = REAL_REQUESTS.parent / _ANSWERS[folder]
+                streamed = any(answers.glob(f"{file.stem}.sse")) or any(
+                    answers.glob(f"{file.stem}.eventstream")
+                )
+                path = _PATHS[folder][streamed]
+            found.append(Vector(name, file, path, real=True))
+    return found
+
+
+def recordings() -> list[Vector]:
+    """The request vectors and the real clients' requests."""
+    return vectors() + real_requests()
+
+
+def recording_params() -> list[Any]:
+    """``recordings()`` that are requests, as pytest parameters; a body that is not a
+    request of its API is skipped with why (one skipped parameter when there are none)."""
+    found = []
+    for v in recordings():
+        if v.api not in READERS:
+            continue
+        why = NOT_REQUESTS.get(v.name)
+        marks = [pytest.mark.skip(reason=why)] if why is not None else []
+        found.append(pytest.param(v, id=v.id, marks=marks))
+    if not found:
+        reason = "no recorded requests here (../shared is not beside this clone)"
+        return [pytest.param(None, marks=pytest.mark.skip(reason=reason))]
     return found
 
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .writer import Writer
 
 __all__ = [
+    "DEFAULT_WRITE_OPTIONS",
     "Api",
     "Carries",
     "Counting",
@@ -36,12 +37,14 @@ __all__ = [
     "Framing",
     "HandlerOptions",
     "Http",
+    "MaxTokensField",
     "Message",
     "Mock",
     "Sdk",
     "SdkEvents",
     "ToolDefinition",
     "ToolOutcome",
+    "WriteOptions",
     "WrittenBody",
     "answer_field",
     "common_error_body",
@@ -52,6 +55,28 @@ Message = dict[str, Any]
 WrittenBody = tuple[dict[str, Any], str, list[Loss]]
 """What a request writer gives: the body, the path (and query) to send it to, the losses."""
 Framing = Literal["sse", "ndjson", "json-array", "eventstream"]
+MaxTokensField = Literal["auto", "max_tokens", "max_completion_tokens"]
+"""How a request translated into Chat Completions spells its output limit (see
+:class:`WriteOptions`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOptions:
+    """What the caller of a request writer chooses for the target.
+
+    ``max_tokens_field``: the field a request translated into Chat Completions puts its
+    output limit in. ``"max_tokens"`` is what every compatible server reads (some read
+    nothing else); ``"max_completion_tokens"`` is what OpenAI's reasoning models require
+    (they refuse ``max_tokens``); ``"auto"`` (the default) writes
+    ``max_completion_tokens`` for OpenAI's reasoning models by name (``o1``, ``o3``,
+    ``o4-mini``, ``gpt-5`` and later, without a ``provider/`` prefix) and ``max_tokens``
+    for any other model. A request read from Chat Completions keeps the spelling its
+    client used whatever this says."""
+
+    max_tokens_field: MaxTokensField = "auto"
+
+
+DEFAULT_WRITE_OPTIONS: Final = WriteOptions()
 
 
 class ToolDefinition(Protocol):
@@ -355,8 +380,9 @@ class Api:
     """Reads a request body of this API, with the path (and query) it was sent to when
     known, into the neutral :class:`~laminate.Request` (``TranslationError`` naming
     the path of anything that is not a valid request)."""
-    write_request: Callable[[Request], WrittenBody] | None = None
-    """Writes a neutral request as a body of this API: ``(body, path, losses)``. Names and
+    write_request: Callable[[Request, WriteOptions], WrittenBody] | None = None
+    """Writes a neutral request as a body of this API with the caller's
+    :class:`WriteOptions`: ``(body, path, losses)``. Names and
     ids are already acceptable to the API (see ``tool_name_rule``, ``call_id_rule``)."""
     tool_name_rule: str = r"[A-Za-z0-9_-]{1,64}"
     """The tool names it accepts (a regular expression matched whole); others are

@@ -22,14 +22,14 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 from .._core.errors import TranslationError
 from .._core.events import BlockEnd, BlockStart, Event, ResponseDone
 from .._core.request import Block, Loss, Message, Request, ToolResult
 from .._core.response import ContentBlock, InvalidToolUse, NormalizedResponse, ToolUse
 from .registry import api
-from .spec import Api
+from .spec import Api, MaxTokensField, WriteOptions
 
 __all__ = ["Translation", "WrittenRequest", "read_request", "translate_request", "write_request"]
 
@@ -102,16 +102,30 @@ def read_request(body: object, api: str, *, path: str | None = None) -> Request:
     return record.read_request(_body(body), path)
 
 
-def write_request(request: Request, api: str, *, strict: bool = False) -> WrittenRequest:
+def write_request(
+    request: Request,
+    api: str,
+    *,
+    strict: bool = False,
+    max_tokens_field: MaxTokensField = "auto",
+) -> WrittenRequest:
     """``request`` as a body of ``api``, with the path to send it to and what it lost;
-    ``strict=True``: a :class:`TranslationError` instead of any loss."""
+    ``strict=True``: a :class:`TranslationError` instead of any loss.
+
+    ``max_tokens_field`` names the field that carries the output limit of a request
+    translated into Chat Completions: ``"max_tokens"`` (what every compatible server
+    reads), ``"max_completion_tokens"`` (what OpenAI's reasoning models require) or
+    ``"auto"``, the default: ``max_completion_tokens`` for OpenAI's reasoning models
+    (``o1``, ``o3``, ``o4-mini``, ``gpt-5``, ...) and ``max_tokens`` for any other model.
+    A request read from Chat Completions keeps its client's spelling."""
     if not isinstance(request, Request):
         raise TypeError(f"write_request takes a laminate.Request, not {type(request).__name__}")
+    options = _options(max_tokens_field)
     record = _record(api, "writer")
     if record.write_request is None:
         raise TranslationError(f"requests of {api!r} cannot be written yet", reason="unsupported")
     renamed, names, ids = _rename(request, record)
-    body, where, losses = record.write_request(renamed)
+    body, where, losses = record.write_request(renamed, options)
     if strict and losses:
         first = losses[0]
         listed = ", ".join(f"{loss.path} ({loss.reason})" for loss in losses)
@@ -125,14 +139,34 @@ def write_request(request: Request, api: str, *, strict: bool = False) -> Writte
 
 
 def translate_request(
-    body: object, source: str, target: str, *, path: str | None = None, strict: bool = False
+    body: object,
+    source: str,
+    target: str,
+    *,
+    path: str | None = None,
+    strict: bool = False,
+    max_tokens_field: MaxTokensField = "auto",
 ) -> Translation:
-    """A request of ``source`` written for ``target``: read, then written."""
+    """A request of ``source`` written for ``target``: read, then written
+    (``strict`` and ``max_tokens_field`` as :func:`write_request` takes them)."""
+    _options(max_tokens_field)
     request = read_request(body, source, path=path)
-    written = write_request(request, target, strict=strict)
+    written = write_request(request, target, strict=strict, max_tokens_field=max_tokens_field)
     return Translation(
         written.body, written.path, written.losses, written.names, written.ids, request
     )
+
+
+_FIELDS: Final = frozenset(get_args(MaxTokensField))
+
+
+def _options(max_tokens_field: object) -> WriteOptions:
+    if not isinstance(max_tokens_field, str):
+        raise TypeError(f"max_tokens_field must be a str, not {type(max_tokens_field).__name__}")
+    if max_tokens_field not in _FIELDS:
+        wanted = ", ".join(repr(f) for f in sorted(_FIELDS))
+        raise ValueError(f"max_tokens_field must be one of {wanted}, not {max_tokens_field!r}")
+    return WriteOptions(max_tokens_field)  # type: ignore[arg-type]
 
 
 # -- renaming -------------------------------------------------------------------------------
@@ -173,7 +207,7 @@ class _Renamer:
 
 
 def _rename(request: Request, record: Api) -> tuple[Request, dict[str, str], dict[str, str]]:
-    known_names = {t.name for t in request.tools}
+    known_names = {t.name for t in request.tools} | set(request.allowed_tools or ())
     known_ids: set[str] = set()
     for message in request.messages:
         for block in message.content:
@@ -198,7 +232,10 @@ def _rename(request: Request, record: Api) -> tuple[Request, dict[str, str], dic
     choice = request.tool_choice
     if choice is not None and choice not in ("auto", "any", "none"):
         choice = name(choice)
-    renamed = dataclasses.replace(request, tools=tools, messages=messages, tool_choice=choice)
+    allowed = None if request.allowed_tools is None else [name(n) for n in request.allowed_tools]
+    renamed = dataclasses.replace(
+        request, tools=tools, messages=messages, tool_choice=choice, allowed_tools=allowed
+    )
     return renamed, name.backward(), ident.backward()
 
 

@@ -256,6 +256,11 @@ class Request:
     messages: list[Message] = field(default_factory=list)
     tools: list[ToolSpec] = field(default_factory=list)
     tool_choice: ToolChoice | None = None
+    allowed_tools: list[str] | None = None
+    """The names of the only tools the model may call (with ``tool_choice`` ``"auto"``
+    or ``"any"`` as the mode); ``None``: any of ``tools``. Carried as the Responses
+    API's and Chat Completions' ``allowed_tools`` and Gemini's ``allowedFunctionNames``;
+    another API keeps every tool and lists the subset as a loss."""
     parallel_tool_calls: bool | None = None
     max_tokens: int | None = None
     temperature: float | None = None

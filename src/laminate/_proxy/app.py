@@ -352,7 +352,13 @@ class _Proxy:
         # (a 5xx such as 501 would be retried, and fail again).
         backend_name = f"the {display_name(backend.api)} backend"
         try:
-            translation = translate_request(data, api, backend.api, path=path_and_query)
+            translation = translate_request(
+                data,
+                api,
+                backend.api,
+                path=path_and_query,
+                max_tokens_field=backend.max_tokens_field,
+            )
         except TranslationError as exc:
             if exc.reason == "unsupported":
                 raise _Refusal(400, f"{backend_name} cannot take this request: {exc}") from None
@@ -526,7 +532,12 @@ class _Proxy:
         if counter is None:
             return None
         try:
-            translation = translate_request({**data, "model": model}, api, backend.api)
+            translation = translate_request(
+                {**data, "model": model},
+                api,
+                backend.api,
+                max_tokens_field=backend.max_tokens_field,
+            )
         except LaminateError as exc:
             reason = exc.reason if isinstance(exc, TranslationError) else ""
             message = f"the request cannot be written for it: {reason or 'invalid'}"

@@ -17,10 +17,11 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, get_args
 from urllib.parse import urlsplit
 
 from .._apis.registry import APIS
+from .._apis.spec import MaxTokensField
 from .._core.errors import LaminateError
 
 __all__ = [
@@ -75,8 +76,18 @@ class Backend:
     model: str | None = None
     """The backend's model for every request not routed by ``models`` (``None``: the
     client's model, unchanged)."""
+    max_tokens_field: MaxTokensField = "auto"
+    """For a Chat Completions backend, the field a translated request's output limit goes
+    in: ``"max_tokens"`` (what compatible servers read), ``"max_completion_tokens"``
+    (what OpenAI's reasoning models require) or ``"auto"`` (by the model's name; see
+    :func:`laminate.write_request`)."""
 
     def __post_init__(self) -> None:
+        if self.max_tokens_field not in get_args(MaxTokensField):
+            wanted = ", ".join(repr(f) for f in get_args(MaxTokensField))
+            raise ConfigError(
+                f"backend max_tokens_field must be one of {wanted}, not {self.max_tokens_field!r}"
+            )
         record = APIS.get(self.api)
         if record is None or record.http is None:
             known = ", ".join(name for name, r in APIS.items() if r.http is not None)
@@ -165,6 +176,8 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
     key_env = "OLLAMA_KEY"               # optional
     model = "qwen3-coder"                # optional: every model not listed anywhere
     models = { "claude-haiku-4-5" = "qwen3:8b" }
+    max_tokens_field = "max_tokens"      # optional, Chat Completions backends: "auto",
+                                         # "max_tokens" or "max_completion_tokens"
     """
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
@@ -175,7 +188,7 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
         raise ConfigError(f"{path}: no [[backend]] table")
     backends = []
     for n, item in enumerate(raw_backends):
-        unknown = set(item) - {"api", "base_url", "key_env", "model", "models"}
+        unknown = set(item) - {"api", "base_url", "key_env", "model", "models", "max_tokens_field"}
         if unknown:
             raise ConfigError(f"{path}: backend {n}: unknown keys {sorted(unknown)}")
         models = item.get("models", {})
@@ -188,6 +201,7 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
                 key=_env(item.get("key_env"), environ, f"backend {n} key_env"),
                 models=dict(models),
                 model=item.get("model"),
+                max_tokens_field=item.get("max_tokens_field", "auto"),
             )
         )
     timeouts = data.get("timeouts", {})

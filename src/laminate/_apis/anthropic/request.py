@@ -2,7 +2,8 @@
 
 Reading: ``system`` (a string or text blocks), ``messages`` (a ``system`` role inside them,
 as recent Claude Code sends it, is kept as a system message), content blocks (``text``,
-``image``, ``document``, ``thinking`` with its signature, ``redacted_thinking``,
+``image``, ``document``, ``search_result`` (a text :class:`Document`, the block kept for
+Anthropic), ``thinking`` with its signature, ``redacted_thinking``,
 ``tool_use``, ``tool_result``; any other type is an ``Unknown`` kept whole),
 ``cache_control`` on any block (a :class:`CachePoint` after it), ``tools`` (server tools
 kept whole as their own kind), ``tool_choice`` with ``disable_parallel_tool_use``,
@@ -54,8 +55,8 @@ from ..requestkit import (
     object_at,
 )
 from ..shapes import chat_request
+from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
 from ..spec import Message as Json
-from ..spec import ToolDefinition, ToolOutcome, WrittenBody
 
 __all__ = [
     "PATH",
@@ -89,6 +90,9 @@ _TOP: Final = frozenset(
     }
 )
 _EFFORTS: Final = ("low", "medium", "high", "max")
+
+_SEARCH: Final = "search_result"
+"""The key of a search result's own block in the ``extra`` of the document it is read as."""
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -200,6 +204,8 @@ def _read_block(block: Mapping[str, Any], path: str) -> list[Block]:
         case "document":
             read = _read_document(block, path)
             known |= {"source", "title"}
+        case "search_result":
+            return [_read_search_result(block, path), *_cache(block, path)]
         case _:
             data = {k: v for k, v in block.items() if k != "type"}
             return [Unknown(kind, FlexValue(data))]
@@ -265,6 +271,19 @@ def _read_document(block: Mapping[str, Any], path: str) -> Document:
         case _:
             rest["source"] = dict(source)
             return Document("", title=title, extra=rest)
+
+
+def _read_search_result(block: Mapping[str, Any], path: str) -> Document:
+    """A search result (a tool's found passage, with its source and title) is a text
+    document to every API; the block as it came is kept for this one."""
+    texts = []
+    for p, part in items(block, "content", path):
+        given = object_at(part, p)
+        if given.get("type") == "text":
+            texts.append(need(given, "text", str, p))
+    title = get(block, "title", str, path)
+    kept = {k: v for k, v in block.items() if k not in ("type", "cache_control")}
+    return Document("text/plain", text="\n\n".join(texts), title=title, extra={_SEARCH: kept})
 
 
 def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
@@ -340,8 +359,10 @@ def _read_settings(
 # -- writing --------------------------------------------------------------------------------
 
 
-def write_request(request: Request) -> WrittenBody:
+def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTIONS) -> WrittenBody:
     losses = Losses()
+    if request.allowed_tools is not None:
+        losses.add("allowed_tools", "unsupported")  # every tool stays offered
     own = request.api == NAME
     extra = losses.source_only(request, NAME)
     body: dict[str, Any] = {"model": request.model}
@@ -583,15 +604,14 @@ def _result(block: ToolResult, own: bool, path: str, losses: Losses) -> Json:
     else:
         content = []
         for k, part in enumerate(block.content):
-            written = _block(part, own, f"{path}.content[{k}]", losses)
-            if written is not None:
-                content.append(written)
-    return {
-        "type": "tool_result",
-        "tool_use_id": block.tool_use_id,
-        "content": content,
-        "is_error": block.is_error,
-    }
+            part_written = _block(part, own, f"{path}.content[{k}]", losses)
+            if part_written is not None:
+                content.append(part_written)
+    written: Json = {"type": "tool_result", "tool_use_id": block.tool_use_id}
+    if content or own or not block.content:
+        written["content"] = content  # an empty list when every part was left out: none
+    written["is_error"] = block.is_error
+    return written
 
 
 def _image(block: Image, own: bool, path: str, losses: Losses) -> Json:
@@ -612,6 +632,8 @@ def _decoded(data: str) -> str | None:
 
 def _document(block: Document, own: bool, path: str, losses: Losses) -> Json | None:
     extra = dict(block.extra)
+    if own and _SEARCH in extra:
+        return {"type": "search_result", **copy_json(extra[_SEARCH])}
     if "source" in extra and own:
         source = extra.pop("source")
     elif block.data is not None and block.media_type.startswith("text/"):

@@ -5,7 +5,8 @@ The model id and whether the answer streams are in the path
 body.
 
 Reading: ``system`` blocks (``text``, ``cachePoint``), ``messages`` of content blocks
-(``text``, ``image``, ``document``, ``toolUse``, ``toolResult`` with its ``status``,
+(``text``, ``image``, ``document``, ``searchResult`` (a text document, kept whole for
+Bedrock), ``toolUse``, ``toolResult`` with its ``status``,
 ``reasoningContent`` with its signature or redacted data, ``cachePoint``; any other kind
 is an ``Unknown`` kept whole), ``toolConfig`` (tool specs, a ``cachePoint`` after a tool,
 ``toolChoice``), ``inferenceConfig``, and what ``additionalModelRequestFields`` says of
@@ -65,8 +66,8 @@ from ..requestkit import (
     object_at,
 )
 from ..shapes import arguments_object
+from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
 from ..spec import Message as Json
-from ..spec import ToolDefinition, ToolOutcome, WrittenBody
 
 __all__ = [
     "EMPTY_OUTPUT",
@@ -83,6 +84,8 @@ NAME: Final = "bedrock"
 EMPTY_OUTPUT: Final = "(no output)"
 """A tool result's text when the tool printed nothing: Bedrock refuses an empty one."""
 
+_SEARCH: Final = "searchResult"
+"""The key of a search result's own block in the ``extra`` of the document it is read as."""
 _PATH: Final = re.compile(r"/model/([^/]+)/(converse|converse-stream)")
 _TOP: Final = frozenset({"messages", "system", "toolConfig", "inferenceConfig"})
 _INFERENCE: Final = frozenset({"maxTokens", "temperature", "topP", "stopSequences"})
@@ -206,6 +209,8 @@ def _read_block(block: Mapping[str, Any], path: str) -> Block:
             return _read_image(object_at(block[kind], where), where)
         case "document":
             return _read_document(object_at(block[kind], where), where)
+        case "searchResult":
+            return _read_search_result(object_at(block[kind], where), where)
         case _:
             return Unknown(kind, FlexValue(copy_json(block[kind])))
 
@@ -220,6 +225,11 @@ def _read_result(result: Mapping[str, Any], path: str) -> ToolResult:
             parts.append(Text(json.dumps(given["json"], ensure_ascii=False, separators=(",", ":"))))
         elif "image" in given:
             parts.append(_read_image(object_at(given["image"], at(where, "image")), where))
+        elif "document" in given:
+            parts.append(_read_document(object_at(given["document"], at(where, "document")), where))
+        elif "searchResult" in given:
+            found = object_at(given["searchResult"], at(where, "searchResult"))
+            parts.append(_read_search_result(found, at(where, "searchResult")))
         else:
             raise invalid(where, f"a tool result block of kind {next(iter(given), '')!r}")
     content: str | list[ResultPart] = parts
@@ -247,6 +257,19 @@ def _read_image(image: Mapping[str, Any], path: str) -> Image:
     if "bytes" in source:
         return Image(f"image/{form}", data=need(source, "bytes", str, at(path, "source")))
     return Image(f"image/{form}", extra={"source": copy_json(dict(source))})
+
+
+def _read_search_result(found: Mapping[str, Any], path: str) -> Document:
+    """A search result (a tool's found passage, with its source and title) is a text
+    document to every API; the block as it came is kept for this one."""
+    texts = [
+        need(object_at(part, p), "text", str, p)
+        for p, part in items(found, "content", path)
+        if isinstance(part, Mapping) and "text" in part
+    ]
+    title = get(found, "title", str, path)
+    kept = {_SEARCH: copy_json(dict(found))}
+    return Document("text/plain", text="\n\n".join(texts), title=title, extra=kept)
 
 
 def _read_document(document: Mapping[str, Any], path: str) -> Document:
@@ -335,9 +358,11 @@ def _read_additional(extra: dict[str, Any], model: str) -> dict[str, Any]:
 # -- writing --------------------------------------------------------------------------------
 
 
-def write_request(request: Request) -> WrittenBody:
+def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTIONS) -> WrittenBody:
     """``request`` as a Converse body, its path and what it lost."""
     losses = Losses()
+    if request.allowed_tools is not None:
+        losses.add("allowed_tools", "unsupported")  # every tool stays offered
     own = request.api == NAME
     extra = losses.source_only(request, NAME)
     writer = _Writer(request, losses, binary=False)
@@ -513,6 +538,8 @@ class _Writer:
         return {"image": {"format": form, "source": {"bytes": block.data}}}
 
     def document(self, block: Document, where: str) -> Json | None:
+        if self.own and _SEARCH in block.extra:
+            return {_SEARCH: copy_json(block.extra[_SEARCH])}
         self.documents += 1
         form = _EXTENSIONS.get(block.media_type, block.media_type.rsplit("/", 1)[-1])
         name = _NAME_CHARS.sub(" ", block.title or "").strip() or f"document {self.documents}"
@@ -530,6 +557,9 @@ class _Writer:
             return None
         if self.own:
             written.update({k: copy_json(v) for k, v in block.extra.items() if k != "source"})
+        else:
+            for key in block.extra:
+                self.losses.add(at(where, key), "source-only")
         return {"document": written}
 
     def _blob(self, data: str) -> str | bytes:

@@ -1,7 +1,9 @@
 """Cohere v2 ``/v2/chat`` requests, read and written.
 
 Reading: ``messages`` (``system``, ``user``, ``assistant``, ``tool``) whose ``content`` is a
-string or a list of parts (``text``, ``image_url``, ``thinking``, ``document``), an
+string or a list of parts (``text``, ``image_url``, ``thinking``, ``document``: a text
+:class:`Document` of its ``data``, the part kept whole for Cohere), the message's own
+fields (its ``extra``: written back to Cohere, a loss elsewhere), an
 assistant's ``tool_plan`` (reasoning with the id :data:`PLAN_ID`, as Cohere's streams give
 it), ``tool_calls`` (arguments as JSON text) and ``citations``; ``tools``;
 ``tool_choice`` (``REQUIRED``, ``NONE``); ``max_tokens``, ``temperature``, ``p``, ``k``,
@@ -34,10 +36,20 @@ from ..._core.request import (
     ToolSpec,
 )
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
-from ..requestkit import Losses, at, copy_json, get, invalid, items, need, object_at
+from ..requestkit import (
+    Losses,
+    at,
+    copy_json,
+    extra_fields,
+    get,
+    invalid,
+    items,
+    need,
+    object_at,
+)
 from ..shapes import ERROR_PREFIX, arguments_text, copy_value, described
+from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
 from ..spec import Message as Json
-from ..spec import ToolDefinition, ToolOutcome, WrittenBody
 from .stream import PLAN_ID
 
 __all__ = ["PATH", "assistant", "read_request", "results", "tool", "write_request"]
@@ -61,6 +73,11 @@ _TOP: Final = frozenset(
     }
 )
 _CHOICES: Final[Mapping[str, str]] = {"REQUIRED": "any", "NONE": "none"}
+
+_TOOL_KEYS: Final = frozenset({"role", "tool_call_id", "content"})
+_ASSISTANT_KEYS: Final = frozenset({"role", "content", "tool_plan", "tool_calls"})
+_DOCUMENT: Final = "document"
+"""The key of a document's own object in the ``extra`` of the document it is read as."""
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -142,23 +159,21 @@ def _read_message(message: Mapping[str, Any], path: str) -> Message:
     blocks = _read_content(message, path)
     match role:
         case "system" | "user":
-            return Message(role, blocks)
+            return Message(role, blocks, extra_fields(message, {"role", "content"}))
         case "tool":
             result = ToolResult(
                 tool_use_id=need(message, "tool_call_id", str, path),
                 content=_result_content(blocks),
                 is_error=False,
             )
-            return Message("user", [result])
+            return Message("user", [result], extra_fields(message, _TOOL_KEYS))
         case "assistant":
             plan = get(message, "tool_plan", str, path)
             head: list[Block] = [Reasoning(plan, id=PLAN_ID)] if plan is not None else []
             calls: list[Block] = []
             for where, call in items(message, "tool_calls", path):
                 calls.append(_read_call(object_at(call, where), where))
-            extra = {}
-            if "citations" in message:
-                extra["citations"] = copy_json(message["citations"])
+            extra = extra_fields(message, _ASSISTANT_KEYS)  # its citations, ...
             return Message("assistant", [*head, *blocks, *calls], extra)
         case _:
             raise invalid(at(path, "role"), f"unknown role {role!r}")
@@ -187,10 +202,25 @@ def _read_content(message: Mapping[str, Any], path: str) -> list[Block]:
                 blocks.append(_image(need(image, "url", str, at(place, "image_url"))))
             case "document":
                 document = object_at(need(given, "document", dict, place), at(place, "document"))
-                blocks.append(Unknown("document", FlexValue(copy_json(dict(document)))))
+                blocks.append(_read_document(document, at(place, "document")))
             case _:
                 blocks.append(Unknown(kind, FlexValue(copy_json(dict(given)))))
     return blocks
+
+
+def _read_document(document: Mapping[str, Any], path: str) -> Document:
+    """A document (a tool's found record: its ``data`` fields) is a text document to every
+    API, its ``text`` field (or the data as JSON) with its ``title``; the document as it
+    came is kept for this one."""
+    data = get(document, "data", dict, path) or {}
+    text = data.get("text")
+    if not isinstance(text, str):
+        text = json.dumps(data, ensure_ascii=False)
+    title = data.get("title")
+    kept = {_DOCUMENT: copy_json(dict(document))}
+    return Document(
+        "text/plain", text=text, title=title if isinstance(title, str) else None, extra=kept
+    )
 
 
 def _image(url: str) -> Image:
@@ -205,7 +235,7 @@ def _result_content(blocks: list[Block]) -> str | list[Any]:
         return blocks[0].text
     if not blocks:
         return ""
-    return [b for b in blocks if isinstance(b, Text | Image | Unknown)]
+    return [b for b in blocks if isinstance(b, Text | Image | Document | Unknown)]
 
 
 def _read_call(call: Mapping[str, Any], path: str) -> ToolUse | InvalidToolUse:
@@ -226,9 +256,11 @@ def _read_call(call: Mapping[str, Any], path: str) -> ToolUse | InvalidToolUse:
 # -- writing --------------------------------------------------------------------------------
 
 
-def write_request(request: Request) -> WrittenBody:
+def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTIONS) -> WrittenBody:
     """``request`` as a ``/v2/chat`` body, its path and what it lost."""
     losses = Losses()
+    if request.allowed_tools is not None:
+        losses.add("allowed_tools", "unsupported")  # every tool stays offered
     own = request.api == NAME
     extra = losses.source_only(request, NAME)
     messages: list[Json] = []
@@ -305,6 +337,17 @@ def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json:
 
 
 def _message(message: Message, own: bool, path: str, losses: Losses) -> list[Json]:
+    written = _turns(message, own, path, losses)
+    if own and written:
+        keys = _ASSISTANT_KEYS if message.role == "assistant" else {"role"}
+        written[-1].update(copy_json({k: v for k, v in message.extra.items() if k not in keys}))
+    elif not own:
+        for key in message.extra:
+            losses.add(at(path, key), "source-only")
+    return written
+
+
+def _turns(message: Message, own: bool, path: str, losses: Losses) -> list[Json]:
     if message.role == "assistant":
         return [_assistant(message, own, path, losses, thinking=True)]
     out: list[Json] = []
@@ -318,16 +361,15 @@ def _message(message: Message, own: bool, path: str, losses: Losses) -> list[Jso
                 parts.append({"type": "text", "text": text})
             case Image():
                 parts.append(_image_part(block))
+            case Document() if own and _DOCUMENT in block.extra:
+                parts.append({"type": "document", "document": copy_json(block.extra[_DOCUMENT])})
             case Document(text=str(text)):
                 parts.append(
                     {"type": "text", "text": f"{block.title}\n\n{text}" if block.title else text}
                 )
                 losses.add(where, "approximated")
-            case Unknown(block_type=kind, data=data) if own and isinstance(data.value, dict):
-                value = copy_json(data.value)
-                parts.append(
-                    {"type": "document", "document": value} if kind == "document" else value
-                )
+            case Unknown(data=data) if own and isinstance(data.value, dict):
+                parts.append(copy_json(data.value))
             case _:
                 losses.add(where, "unsupported")
     if parts or not out:
@@ -373,7 +415,8 @@ def _assistant(message: Message, own: bool, path: str, losses: Losses, *, thinki
                 function = {"name": block.name, "arguments": arguments}
                 calls.append({"id": block.id, "type": "function", "function": function})
             case Unknown(block_type="citation"):
-                pass  # the citations go back with the message, below
+                if not own:  # the citations go back with the message, below, to Cohere
+                    losses.add(where, "unsupported")
             case _:
                 losses.add(where, "unsupported")
     if plan:
@@ -393,20 +436,37 @@ def _assistant(message: Message, own: bool, path: str, losses: Losses, *, thinki
 
 
 def _result(result: ToolResult, own: bool, path: str, losses: Losses) -> Json:
+    if isinstance(result.content, str) or result.is_error:
+        return _tool_message(result, _flagged(result))
+    parts: list[Json] = []
+    for index, block in enumerate(result.content):
+        where = at(at(path, "content"), index)
+        match block:
+            case Text(text=text):
+                parts.append({"type": "text", "text": text})
+            case Document() if own and _DOCUMENT in block.extra:
+                parts.append({"type": "document", "document": copy_json(block.extra[_DOCUMENT])})
+            case Document(text=str(text)):
+                # A tool's document: its text and title as a document's data.
+                data: Json = {"title": block.title} if block.title else {}
+                parts.append({"type": "document", "document": {"data": {**data, "text": text}}})
+                for key in block.extra:
+                    losses.add(at(where, key), "source-only")
+            case _:
+                losses.add(where, "source-only" if isinstance(block, Unknown) else "unsupported")
+    if all(p["type"] == "text" for p in parts):
+        return _tool_message(result, "".join(p["text"] for p in parts))
+    return _tool_message(result, parts)
+
+
+def _flagged(result: ToolResult) -> str:
     output = result.output
     if result.is_error and not output.startswith(ERROR_PREFIX.strip()):
         output = ERROR_PREFIX + output
-    content: str | list[Json] = output
-    if not isinstance(result.content, str):
-        documents = [
-            {"type": "document", "document": copy_json(b.data.value)}
-            for b in result.content
-            if isinstance(b, Unknown) and b.block_type == "document" and own
-        ]
-        if documents:
-            content = documents
-        elif any(not isinstance(b, Text) for b in result.content):
-            losses.add(path, "unsupported")
+    return output
+
+
+def _tool_message(result: ToolResult, content: str | list[Json]) -> Json:
     return {"role": "tool", "tool_call_id": result.tool_use_id, "content": content}
 
 

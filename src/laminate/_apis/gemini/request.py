@@ -8,7 +8,8 @@ snake_case alike; bodies are written in camelCase.
 Reading:
 
 - ``contents`` of ``user`` and ``model`` turns; parts: ``text`` (``thought: true`` makes it
-  reasoning), ``functionCall``, ``functionResponse``, ``inlineData`` and ``fileData`` (an
+  reasoning), ``functionCall``, ``functionResponse`` (with Gemini 3's media in its
+  ``parts``, written back there), ``inlineData`` and ``fileData`` (an
   image, or a document for any other media type); any other part is kept whole as an
   ``Unknown`` block of its kind. A ``thoughtSignature`` stays with its part.
 - A call without an ``id`` gets ``call_<n>`` (its place among the calls), and a result
@@ -33,7 +34,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from ..._core.flex import FlexValue
 from ..._core.request import (
@@ -44,6 +45,7 @@ from ..._core.request import (
     JsonSchema,
     Message,
     Request,
+    ResultPart,
     ToolResult,
     ToolSpec,
 )
@@ -58,7 +60,7 @@ from ..requestkit import (
     object_at,
 )
 from ..shapes import arguments_object
-from ..spec import ToolDefinition, ToolOutcome, WrittenBody
+from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
 from .stream import METADATA
 
 __all__ = [
@@ -147,6 +149,9 @@ def read_request(body: Mapping[str, Any], path: str | None) -> Request:
         }
     tools = _tools(obj, extra)
     choice = _tool_choice(obj, tools, extra)
+    allowed = None
+    if isinstance(choice, tuple):
+        choice, allowed = choice
     config = _object(obj.get("generationConfig") or {}, "generationConfig")
     settings = _generation(config, extra)
     return Request(
@@ -155,6 +160,7 @@ def read_request(body: Mapping[str, Any], path: str | None) -> Request:
         messages=messages,
         tools=tools,
         tool_choice=choice,
+        allowed_tools=allowed,
         stream=stream,
         extra=extra,
         api=NAME,
@@ -238,6 +244,11 @@ class _Reader:
         self.open = [(n, i) for n, i in self.open if i != ident]
         response = get(reply, "response", dict, where) or {}
         content, failed = _result_content(response)
+        # Gemini 3's media of a result (images a tool returned) ride in its own parts.
+        media = [_media(_object(p, w), w) for w, p in items(reply, "parts", where)]
+        if media:
+            parts: list[ResultPart] = [Text(content), *media] if content else [*media]
+            return ToolResult(tool_use_id=ident, content=parts, is_error=failed, name=name)
         return ToolResult(tool_use_id=ident, content=content, is_error=failed, name=name)
 
 
@@ -327,7 +338,9 @@ def _json_schema(schema: Any) -> Any:
     return schema
 
 
-def _tool_choice(obj: dict[str, Any], tools: list[ToolSpec], extra: dict[str, Any]) -> str | None:
+def _tool_choice(
+    obj: dict[str, Any], tools: list[ToolSpec], extra: dict[str, Any]
+) -> str | tuple[str, list[str]] | None:
     config = get(obj, "toolConfig", dict, "")
     if config is None:
         return None
@@ -338,6 +351,10 @@ def _tool_choice(obj: dict[str, Any], tools: list[ToolSpec], extra: dict[str, An
     choice = _MODES.get(mode or "AUTO")
     if choice == "any" and allowed and len(allowed) == 1 and isinstance(allowed[0], str):
         choice = allowed[0]
+    elif choice == "any" and allowed and all(isinstance(n, str) for n in allowed):
+        names = [str(n) for n in allowed]
+        if _tool_config(choice, names) == json.loads(json.dumps(config)):
+            return choice, names  # only these tools, and a call required
     if choice is None or _tool_config(choice) != json.loads(json.dumps(config)):
         extra["toolConfig"] = copy_json(dict(config))  # written back as it came
     return choice
@@ -384,7 +401,7 @@ def _generation(config: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]
 # -- writing --------------------------------------------------------------------------------
 
 
-def write_request(request: Request) -> WrittenBody:
+def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTIONS) -> WrittenBody:
     """``request`` as a Gemini body, its path and what it lost."""
     losses = Losses()
     own = request.api == NAME
@@ -415,8 +432,12 @@ def write_request(request: Request) -> WrittenBody:
     tools = _write_tools(request, own, losses)
     if tools:
         body["tools"] = tools
-        if request.tool_choice is not None:
+        if request.allowed_tools is not None and request.tool_choice == "any":
+            body["toolConfig"] = _tool_config("any", request.allowed_tools)
+        elif request.tool_choice is not None:
             body["toolConfig"] = _tool_config(request.tool_choice)
+        if request.allowed_tools is not None and request.tool_choice != "any":
+            losses.add("allowed_tools", "unsupported")  # names only with the mode ANY
     elif request.tool_choice is not None and request.tool_choice != "none":
         losses.add("tool_choice", "unsupported")  # no tools to choose from
     if request.parallel_tool_calls is False:
@@ -440,9 +461,14 @@ def write_request(request: Request) -> WrittenBody:
 
 
 def _path(request: Request) -> str:
+    # The model is one segment of the path: a name with a "/" (a router's
+    # "anthropic/claude-haiku-4.5") or other reserved characters is percent-encoded,
+    # which the reader (and the API's routing) decodes; a "models/" prefix, as the SDKs
+    # take a model name, is the path's own.
+    model = quote(request.model.removeprefix("models/"), safe="")
     if request.stream:
-        return f"/v1beta/models/{request.model}:streamGenerateContent?alt=sse"
-    return f"/v1beta/models/{request.model}:generateContent"
+        return f"/v1beta/models/{model}:streamGenerateContent?alt=sse"
+    return f"/v1beta/models/{model}:generateContent"
 
 
 def _system_parts(request: Request, losses: Losses) -> list[dict[str, Any]]:
@@ -491,6 +517,16 @@ def model_parts(
                 losses.add(where, "foreign-reasoning")
             case ToolUse() | InvalidToolUse():
                 parts.append(_function_call(block, api, placeholder))
+            case ToolResult() if own and not isinstance(block.content, str):
+                # A result read with its media in its own parts gets them back there.
+                reply = function_response(block, names)
+                media = [b for b in block.content if isinstance(b, Image | Document)]
+                written = [p for p in map(_media_part, media) if p is not None]
+                if written:
+                    reply["functionResponse"]["parts"] = written
+                parts.append(reply)
+                for k, item in enumerate(block.content):
+                    _media_losses(item, own, at(at(where, "content"), k), losses)
             case ToolResult():
                 parts.append(function_response(block, names))
                 if not isinstance(block.content, str):
@@ -499,14 +535,13 @@ def model_parts(
                     parts.extend(p for p in map(_media_part, media) if p is not None)
                     if media:
                         losses.add(where, "reordered")
+                    for k, item in enumerate(block.content):
+                        _media_losses(item, own, at(at(where, "content"), k), losses)
             case Image() | Document():
-                part = _media_part(block)
-                if part is None:
-                    losses.add(where, "unsupported")
-                else:
-                    parts.append(part)
-                    if isinstance(block, Document) and block.text is not None:
-                        losses.add(where, "approximated")
+                medium = _media_part(block)
+                if medium is not None:
+                    parts.append(medium)
+                _media_losses(block, own, where, losses)
             case Unknown(block_type=kind, data=data) if own and kind not in METADATA:
                 if isinstance(data.value, dict) and kind in data.value:  # the part, whole
                     parts.append(copy_json(data.value))
@@ -566,6 +601,20 @@ def _response_object(result: ToolResult) -> dict[str, Any]:
         if isinstance(value, dict):
             return value
     return {"output": text}
+
+
+def _media_losses(block: Block, own: bool, where: str, losses: Losses) -> None:
+    """What a medium written as a part leaves behind: another API's fields of it, a
+    document's text as plain text, a medium with no part at all."""
+    if not isinstance(block, Image | Document):
+        return
+    if _media_part(block) is None:
+        losses.add(where, "unsupported")
+        return
+    if isinstance(block, Document) and block.text is not None:
+        losses.add(where, "approximated")
+    for key in () if own else block.extra:
+        losses.add(at(where, key), "source-only")
 
 
 def _media_part(block: Image | Document) -> dict[str, Any] | None:
@@ -651,8 +700,10 @@ def _inline(value: Any, definitions: Mapping[str, Any], changed: list[bool], dep
     return {key: _inline(item, definitions, changed, depth) for key, item in value.items()}
 
 
-def _tool_config(choice: str) -> dict[str, Any]:
+def _tool_config(choice: str, allowed: list[str] | None = None) -> dict[str, Any]:
     mode = {"auto": "AUTO", "any": "ANY", "none": "NONE"}.get(choice)
+    if mode == "ANY" and allowed is not None:
+        return {"functionCallingConfig": {"mode": mode, "allowedFunctionNames": list(allowed)}}
     if mode is not None:
         return {"functionCallingConfig": {"mode": mode}}
     return {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": [choice]}}

@@ -38,8 +38,8 @@ from ..._core.request import (
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse
 from ..requestkit import Losses, at, copy_json, get, invalid, items, need, object_at
 from ..shapes import ERROR_PREFIX, arguments_object, described
+from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
 from ..spec import Message as Json
-from ..spec import ToolDefinition, ToolOutcome, WrittenBody
 
 __all__ = ["PATH", "assistant", "read_request", "results", "tool", "write_request"]
 
@@ -190,9 +190,13 @@ def _image_type(data: str) -> str:
 # -- writing --------------------------------------------------------------------------------
 
 
-def write_request(request: Request) -> WrittenBody:
+def write_request(
+    request: Request, write_options: WriteOptions = DEFAULT_WRITE_OPTIONS
+) -> WrittenBody:
     """``request`` as an ``/api/chat`` body, its path and what it lost."""
     losses = Losses()
+    if request.allowed_tools is not None:
+        losses.add("allowed_tools", "unsupported")  # every tool stays offered
     own = request.api == NAME
     extra = losses.source_only(request, NAME)
     messages: list[Json] = []
@@ -362,11 +366,21 @@ def _result(
     if ids or not _MADE_UP.fullmatch(result.tool_use_id):
         written["tool_call_id"] = result.tool_use_id
     output = result.output
+    if not isinstance(result.content, str):
+        texts: list[str] = []
+        for index, block in enumerate(result.content):
+            match block:
+                case Text(text=text):
+                    texts.append(text)
+                case Document(text=str(text)):  # a tool's document: its text
+                    texts.append(f"{block.title}\n\n{text}" if block.title else text)
+                    losses.add(at(at(path, "content"), index), "approximated")
+                case _:
+                    losses.add(at(at(path, "content"), index), "unsupported")
+        output = "".join(texts)
     if result.is_error and not output.startswith(ERROR_PREFIX.strip()):
         output = ERROR_PREFIX + output
     written["content"] = output
-    if not isinstance(result.content, str) and any(not isinstance(b, Text) for b in result.content):
-        losses.add(path, "unsupported")
     return written
 
 

@@ -3,26 +3,32 @@
 Reading: ``system`` messages before the conversation are the system text; a ``developer``
 message, or a system message later on, stays a ``system`` message where it was (its role
 kept in the message's ``extra``). Content parts (``text``, ``image_url`` with a ``data:``
-URL or a link, ``file``), ``tool_calls`` (functions, and custom tools whose input is
-text), ``tool`` messages (each a user turn of one :class:`ToolResult`, named after its
-call), ``tools``, ``tool_choice``, ``parallel_tool_calls``, ``max_completion_tokens`` (or
-the older ``max_tokens``), ``stop``, ``reasoning_effort``, ``response_format``, ``user``,
-``stream`` (``stream_options`` asking only for usage is implied by it). What is left is
-``extra``.
+URL or a link, ``file``, Mistral's ``thinking`` as reasoning), ``tool_calls``
+(functions, and custom tools whose input is text), ``tool`` messages (each a user turn of
+one :class:`ToolResult`, named after its call), ``tools``, ``tool_choice`` (an
+``allowed_tools`` one as its mode and ``allowed_tools``), ``parallel_tool_calls``,
+``max_completion_tokens`` or ``max_tokens`` (the spelling kept: ``extra["max_tokens"]``
+is ``None`` when the client said ``max_tokens``), ``stop``, ``reasoning_effort``,
+``response_format``, ``user``, ``stream`` (``stream_options`` asking only for usage is
+implied by it). What is left is ``extra``.
 
 Writing: the system text as one ``system`` message per block, tool results as ``tool``
 messages right after the call (a failed one's content starting with ``Error:``, the
 format has no error flag; images of a result follow in a user message), the assistant's
-text and calls as one message (its ``content`` ``None`` when it only calls tools),
-``stream_options.include_usage`` whenever the request streams (else the stream has no
-usage), a token budget as the nearest effort. Reasoning, cache breakpoints, ``top_k``
-and another API's blocks cannot be carried: losses.
+text and calls as one message (its ``content`` ``None`` when it only calls tools), no
+message with an empty content list (a cache breakpoint is a mark, not a block), the
+output limit under the client's spelling or, translated, the one
+:class:`~laminate._apis.spec.WriteOptions` picks, ``stream_options.include_usage``
+whenever the request streams (else the stream has no usage), a token budget as the
+nearest effort. Another provider's reasoning, cache breakpoints, ``top_k`` and another
+API's blocks cannot be carried: losses.
 
 The tool loop's shapes (``tool``, ``assistant``, ``results``) are this writer's.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
@@ -59,8 +65,8 @@ from ..requestkit import (
     strict_compatible,
 )
 from ..shapes import arguments_text, reasoning_text
+from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
 from ..spec import Message as Json
-from ..spec import ToolDefinition, ToolOutcome, WrittenBody
 
 __all__ = ["PATH", "assistant", "read_request", "results", "tool", "write_request"]
 
@@ -86,6 +92,10 @@ _TOP: Final = frozenset(
     }
 )
 _INCLUDE_USAGE: Final = {"include_usage": True}
+_DETAILS: Final = frozenset({"auto", "low", "high"})
+# OpenAI's reasoning models, which refuse ``max_tokens`` (a name with a ``provider/``
+# prefix is a compatible server's, which reads ``max_tokens``).
+_REASONING_MODEL: Final = re.compile(r"(o[1-9]|gpt-[5-9]|gpt-[1-9][0-9])(\b|[-.])")
 
 
 # -- reading --------------------------------------------------------------------------------
@@ -110,9 +120,16 @@ def read_request(body: Mapping[str, Any], path: str | None) -> Request:
     if options == _INCLUDE_USAGE and body.get("stream") is True:
         del extra["stream_options"]  # implied by streaming: written whenever it streams
     choice = _read_choice(body, extra)
+    allowed = None
+    if isinstance(choice, tuple):
+        choice, allowed = choice
     max_tokens = get(body, "max_completion_tokens", int, "")
-    if max_tokens is None:
-        max_tokens = get(body, "max_tokens", int, "")
+    older = get(body, "max_tokens", int, "")
+    if max_tokens is None and older is not None:
+        max_tokens = older
+        extra["max_tokens"] = None  # the spelling its client used, kept for this API
+    elif older is not None:
+        extra["max_tokens"] = older  # both given: the older one is kept as it came
     stop = body.get("stop")
     return Request(
         model=need(body, "model", str, ""),
@@ -120,6 +137,7 @@ def read_request(body: Mapping[str, Any], path: str | None) -> Request:
         messages=messages,
         tools=[_read_tool(object_at(t, p), p) for p, t in items(body, "tools", "")],
         tool_choice=choice,
+        allowed_tools=allowed,
         parallel_tool_calls=get(body, "parallel_tool_calls", bool, ""),
         max_tokens=max_tokens,
         temperature=get(body, "temperature", float, ""),
@@ -202,6 +220,16 @@ def _read_part(part: Mapping[str, Any], path: str) -> Block:
             if inline is not None:
                 return Image(inline[0], data=inline[1], extra=rest)
             return Image("", url=url, extra=rest)
+        case "thinking" if set(part) == {"type", "thinking"}:
+            chunks = part["thinking"]
+            if isinstance(chunks, list) and all(
+                isinstance(c, Mapping)
+                and c.get("type") == "text"
+                and set(c) == {"type", "text"}
+                and isinstance(c["text"], str)
+                for c in chunks
+            ):
+                return Reasoning("".join(c["text"] for c in chunks))
         case "file":
             file = need(part, "file", dict, path)
             data = get(file, "file_data", str, at(path, "file"))
@@ -254,7 +282,28 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
     return ToolSpec(str(tool.get("name", "")), kind=kind, extra=dict(tool))
 
 
-def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
+def _allowed_names(choice: Mapping[str, Any]) -> list[str] | None:
+    """The tool names of an ``allowed_tools`` choice, when it is only names of function
+    and custom tools (as this writer writes it); else ``None``."""
+    allowed = choice["allowed_tools"]
+    tools = allowed.get("tools")
+    if len(choice) != 2 or set(allowed) != {"mode", "tools"} or not isinstance(tools, list):
+        return None
+    names = []
+    for tool in tools:
+        match tool:
+            case {"type": "function", "function": {"name": str(name)}} if len(tool) == 2:
+                names.append(name)
+            case {"type": "custom", "custom": {"name": str(name)}} if len(tool) == 2:
+                names.append(name)
+            case _:
+                return None
+    return names
+
+
+def _read_choice(
+    body: Mapping[str, Any], extra: dict[str, Any]
+) -> str | tuple[str, list[str]] | None:
     choice = body.get("tool_choice")
     match choice:
         case None:
@@ -267,8 +316,14 @@ def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
             return name
         case {"type": "custom", "custom": {"name": str(name)}} if len(choice) == 2:
             return name
+        case {"type": "allowed_tools", "allowed_tools": {"mode": "auto" | "required" as mode}}:
+            names = _allowed_names(choice)
+            if names is not None:
+                return ("any" if mode == "required" else "auto"), names
+            extra["tool_choice"] = choice
+            return None
         case dict():
-            extra["tool_choice"] = choice  # allowed_tools and the like
+            extra["tool_choice"] = choice  # another kind of choice: written back as it came
             return None
         case _:
             raise invalid("tool_choice", "expected a string or an object")
@@ -302,7 +357,7 @@ def _read_format(
 # -- writing --------------------------------------------------------------------------------
 
 
-def write_request(request: Request) -> WrittenBody:
+def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTIONS) -> WrittenBody:
     losses = Losses()
     own = request.api == NAME
     extra = losses.source_only(request, NAME)
@@ -321,13 +376,16 @@ def write_request(request: Request) -> WrittenBody:
     ]
     if tools:
         body["tools"] = tools
+    if request.allowed_tools is not None and request.tool_choice not in (None, "auto", "any"):
+        losses.add("allowed_tools", "unsupported")  # the choice says more
     choice = _write_choice(request)
     if choice is not None:
         body["tool_choice"] = choice
     if request.parallel_tool_calls is not None:
         body["parallel_tool_calls"] = request.parallel_tool_calls
+    field = _limit_field(request, extra, options)
     if request.max_tokens is not None:
-        body["max_completion_tokens"] = request.max_tokens
+        body[field] = request.max_tokens
     for key in ("temperature", "top_p"):
         value = getattr(request, key)
         if value is not None:
@@ -358,6 +416,20 @@ def write_request(request: Request) -> WrittenBody:
             body["stream_options"] = dict(_INCLUDE_USAGE)
     body.update(extra)
     return body, PATH, losses
+
+
+def _limit_field(request: Request, extra: Json, options: WriteOptions) -> str:
+    """Where the output limit goes: the client's own spelling for a request read from
+    this API (``extra["max_tokens"]`` is ``None`` when it said ``max_tokens``), else the
+    caller's choice (see :class:`~laminate._apis.spec.WriteOptions`)."""
+    if request.api == NAME:
+        if "max_tokens" in extra and extra["max_tokens"] is None:
+            del extra["max_tokens"]
+            return "max_tokens"
+        return "max_completion_tokens"
+    if options.max_tokens_field != "auto":
+        return options.max_tokens_field
+    return "max_completion_tokens" if _REASONING_MODEL.match(request.model) else "max_tokens"
 
 
 def _message(message: Message, own: bool, path: str, losses: Losses) -> list[Json]:
@@ -405,8 +477,11 @@ def _part(block: Block, own: bool, path: str, losses: Losses) -> Json | None:
             if own:
                 image.update(copy_json(dict(block.extra)))
             else:
-                for key in block.extra:
-                    losses.add(at(path, key), "source-only")
+                for key, value in block.extra.items():
+                    if key == "detail" and value in _DETAILS:  # the Responses API's too
+                        image["detail"] = value
+                    else:
+                        losses.add(at(path, key), "source-only")
             return {"type": "image_url", "image_url": image}
         case Document(data=str(data)):
             file: Json = {"file_data": data_url(block.media_type, data)}
@@ -431,27 +506,31 @@ def _part(block: Block, own: bool, path: str, losses: Losses) -> Json | None:
 
 def _user(blocks: Sequence[Block], own: bool, path: str, losses: Losses, extra: Json) -> list[Json]:
     out: list[Json] = []
-    rest: list[Block] = []
-    after: list[Block] = []
+    rest: list[tuple[str, Block]] = []
+    after: list[tuple[str, Block]] = []
     for j, block in enumerate(blocks):
+        where = f"{path}.content[{j}]"
         if isinstance(block, ToolResult):
-            message, images = _tool_message(block, own, f"{path}.content[{j}]", losses)
+            message, images = _tool_message(block, own, where, losses)
             out.append({**message, **(extra if own else {})})
-            after.extend(images)
+            after.extend((f"{where}.content[{k}]", image) for k, image in images)
         else:
-            rest.append(block)
+            rest.append((where, block))
     rest = after + rest
     if rest or not out:
-        out.append({"role": "user", "content": _user_content(rest, own, path, losses), **extra})
+        content = _user_content(rest, own, losses)
+        if content != [] or (own and not rest):
+            # A message whose every block was left out (a cache breakpoint is a mark
+            # on the block before it, never a block) is not written: servers refuse an
+            # empty content list.
+            out.append({"role": "user", "content": content, **extra})
     return out
 
 
 def _user_content(
-    blocks: Sequence[Block], own: bool, path: str, losses: Losses
+    blocks: Sequence[tuple[str, Block]], own: bool, losses: Losses
 ) -> str | list[Json]:
-    parts = [
-        p for j, b in enumerate(blocks) if (p := _part(b, own, f"{path}.content[{j}]", losses))
-    ]
+    parts = [p for where, b in blocks if (p := _part(b, own, where, losses))]
     if len(parts) == 1 and parts[0]["type"] == "text" and not own:
         return str(parts[0]["text"])
     return parts
@@ -459,8 +538,8 @@ def _user_content(
 
 def _tool_message(
     result: ToolResult, own: bool, path: str, losses: Losses
-) -> tuple[Json, list[Block]]:
-    images: list[Block] = []
+) -> tuple[Json, list[tuple[int, Block]]]:
+    images: list[tuple[int, Block]] = []
     content: str | list[Json]
     if isinstance(result.content, str) or result.is_error:
         content = flagged_output(result)
@@ -469,17 +548,26 @@ def _tool_message(
         for k, part in enumerate(result.content):
             if isinstance(part, Text):
                 texts.append({"type": "text", "text": part.text})
+            elif isinstance(part, Document) and part.text is not None:
+                losses.add(f"{path}.content[{k}]", "approximated")  # its text, as text
+                texts.append({"type": "text", "text": part.text})
             elif isinstance(part, Image):
-                images.append(part)  # a tool message holds text only: the image follows
+                images.append((k, part))  # a tool message holds text only: the image follows
                 losses.add(f"{path}.content[{k}]", "reordered")
             else:
                 losses.add(f"{path}.content[{k}]", "unsupported")
-        content = texts if own or len(texts) != 1 else texts[0]["text"]
+        content = texts if (own and texts) or len(texts) > 1 else _joined(texts)
     return {"role": "tool", "tool_call_id": result.tool_use_id, "content": content}, images
+
+
+def _joined(texts: list[Json]) -> str:
+    return "".join(str(t["text"]) for t in texts)
 
 
 def _assistant(blocks: Sequence[Block], own: bool, path: str, losses: Losses, extra: Json) -> Json:
     texts: list[str] = []
+    parts: list[Json] = []  # the content as parts, in order: when it holds more than text
+    listed = False
     calls: list[Json] = []
     for j, block in enumerate(blocks):
         where = f"{path}.content[{j}]"
@@ -490,15 +578,28 @@ def _assistant(blocks: Sequence[Block], own: bool, path: str, losses: Losses, ex
                 if block.signature is not None:
                     losses.add(where, "foreign-reasoning")
                 texts.append(text)
+                parts.append({"type": "text", "text": text})
             case ToolUse() | InvalidToolUse():
                 if isinstance(block, ToolUse) and block.signature is not None:
                     losses.add(where, "foreign-reasoning")
                 calls.append(_call(block))
+            case Reasoning(signature=None, redacted=False) if own:
+                # A thinking part (Mistral's), back where it was.
+                parts.append(
+                    {"type": "thinking", "thinking": [{"type": "text", "text": block.text}]}
+                )
+                listed = True
+            case Unknown(block_type=kind, data=data) if own:
+                parts.append({"type": kind, **copy_json(data.value or {})})
+                listed = True
             case _:
                 if _part(block, own, where, losses) is not None:
                     losses.add(where, "unsupported")
     text = "".join(texts)
-    message: Json = {"role": "assistant", "content": text or (None if calls else "")}
+    content: str | list[Json] | None = text or (None if calls else "")
+    if listed:
+        content = [p for p in parts if p["type"] != "text" or p["text"]]
+    message: Json = {"role": "assistant", "content": content}
     if calls:
         message["tool_calls"] = calls
     message.update(extra)
@@ -555,6 +656,16 @@ def _tool(spec: ToolSpec, own: bool, path: str, losses: Losses) -> Json | None:
 
 
 def _write_choice(request: Request) -> Json | str | None:
+    if request.allowed_tools is not None and request.tool_choice in (None, "auto", "any"):
+        customs = {t.name for t in request.tools if t.kind == "custom"}
+        tools = [
+            {"type": "custom", "custom": {"name": n}}
+            if n in customs
+            else {"type": "function", "function": {"name": n}}
+            for n in request.allowed_tools
+        ]
+        mode = "required" if request.tool_choice == "any" else "auto"
+        return {"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": tools}}
     match request.tool_choice:
         case None:
             return None

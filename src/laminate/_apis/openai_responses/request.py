@@ -2,14 +2,16 @@
 
 Reading: ``instructions`` is the system text; ``input`` (a string, or items) becomes one
 message per item: ``message`` items (any role; ``developer`` kept in the message's
-``extra``) with ``input_text`` / ``output_text`` / ``input_image`` / ``input_file`` parts,
+``extra``) with ``input_text`` / ``output_text`` / ``input_image`` (written with its
+``detail``, ``"auto"`` when none is said) / ``input_file`` parts,
 ``function_call`` and ``custom_tool_call`` (an assistant message of one call),
 ``function_call_output`` and ``custom_tool_call_output`` (a user message of one result,
 named after its call), ``reasoning`` (the summary's text, ``encrypted_content`` as the
 signature, the item id); an item of any other type is an ``Unknown`` kept whole. An
 item's fields that have no neutral name (``id``, ``status``) stay in its message's
 ``extra``. Then ``tools`` (functions, custom tools, built-in tools kept whole),
-``tool_choice``, ``parallel_tool_calls``, ``max_output_tokens``, ``reasoning.effort``,
+``tool_choice`` (an ``allowed_tools`` one as its mode and ``allowed_tools``),
+``parallel_tool_calls``, ``max_output_tokens``, ``reasoning.effort``,
 ``text.format``, ``user``, ``stream``; what is left is ``extra``.
 
 Writing: the same items (an assistant's text as a ``message`` item, calls as
@@ -61,8 +63,8 @@ from ..requestkit import (
     strict_compatible,
 )
 from ..shapes import arguments_text, chat_request
+from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
 from ..spec import Message as Json
-from ..spec import ToolDefinition, ToolOutcome, WrittenBody
 
 __all__ = [
     "PATH",
@@ -113,12 +115,17 @@ def read_request(body: Mapping[str, Any], path: str | None) -> Request:
         names: dict[str, str] = {}
         for where, item in items(body, "input", ""):
             messages.append(_read_item(object_at(item, where), where, names))
+    choice = _read_choice(body, extra)
+    allowed = None
+    if isinstance(choice, tuple):
+        choice, allowed = choice
     return Request(
         model=need(body, "model", str, ""),
         system=system,
         messages=messages,
         tools=[_read_tool(object_at(t, p), p) for p, t in items(body, "tools", "")],
-        tool_choice=_read_choice(body, extra),
+        tool_choice=choice,
+        allowed_tools=allowed,
         parallel_tool_calls=get(body, "parallel_tool_calls", bool, ""),
         max_tokens=get(body, "max_output_tokens", int, ""),
         temperature=get(body, "temperature", float, ""),
@@ -246,7 +253,9 @@ def _read_tool(tool: Mapping[str, Any], path: str) -> ToolSpec:
             return ToolSpec(str(tool.get("name", "")), kind=kind, extra=dict(tool))
 
 
-def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
+def _read_choice(
+    body: Mapping[str, Any], extra: dict[str, Any]
+) -> str | tuple[str, list[str]] | None:
     choice = body.get("tool_choice")
     match choice:
         case None:
@@ -257,8 +266,21 @@ def _read_choice(body: Mapping[str, Any], extra: dict[str, Any]) -> str | None:
             return "any"
         case {"type": "function" | "custom", "name": str(name)} if len(choice) == 2:
             return name
+        case {"type": "allowed_tools", "mode": "auto" | "required" as mode, "tools": list(tools)}:
+            names = [
+                t["name"]
+                for t in tools
+                if isinstance(t, Mapping)
+                and set(t) == {"type", "name"}
+                and t["type"] in ("function", "custom")
+                and isinstance(t["name"], str)
+            ]
+            if len(choice) == 3 and len(names) == len(tools):
+                return ("any" if mode == "required" else "auto"), names
+            extra["tool_choice"] = choice
+            return None
         case dict():
-            extra["tool_choice"] = choice  # allowed_tools, built-in tools
+            extra["tool_choice"] = choice  # built-in tools: written back as it came
             return None
         case _:
             raise invalid("tool_choice", "expected a string or an object")
@@ -304,7 +326,7 @@ def _read_format(
 # -- writing --------------------------------------------------------------------------------
 
 
-def write_request(request: Request) -> WrittenBody:
+def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTIONS) -> WrittenBody:
     losses = Losses()
     own = request.api == NAME
     extra = losses.source_only(request, NAME)
@@ -328,7 +350,18 @@ def write_request(request: Request) -> WrittenBody:
     ]
     if tools:
         body["tools"] = tools
+    if request.allowed_tools is not None and request.tool_choice not in (None, "auto", "any"):
+        losses.add("allowed_tools", "unsupported")  # the choice says more
     match request.tool_choice:
+        case "auto" | "any" | None if request.allowed_tools is not None:
+            body["tool_choice"] = {
+                "type": "allowed_tools",
+                "mode": "required" if request.tool_choice == "any" else "auto",
+                "tools": [
+                    {"type": "custom" if n in custom else "function", "name": n}
+                    for n in request.allowed_tools
+                ],
+            }
         case None:
             pass
         case "auto" | "none":
@@ -403,7 +436,11 @@ def _message(
     if rest or not out:
         blocks = [b for _, b in rest]
         content = _parts(blocks, "input_text", own, path, losses, indexes=[j for j, _ in rest])
-        out.append({"role": "user", "content": _flat(content), **extra})
+        if content or (own and not rest):
+            # A message whose every block was left out (a cache breakpoint is a mark
+            # on the block before it, never a block) is not written: the API refuses
+            # an empty content list.
+            out.append({"role": "user", "content": _flat(content), **extra})
     return out
 
 
@@ -435,8 +472,14 @@ def _parts(
                 image: Json = {"type": "input_image", "image_url": url or ""}
                 if own:
                     image.update(copy_json(dict(block.extra)))
-                elif "detail" in block.extra:
-                    image["detail"] = block.extra["detail"]
+                else:
+                    for key, value in block.extra.items():
+                        if key == "detail":  # Chat Completions' detail: the same words
+                            image["detail"] = copy_json(value)
+                        else:
+                            losses.add(at(where, key), "source-only")
+                # The API requires the detail: the model's own choice when none is said.
+                image.setdefault("detail", "auto")
                 parts.append(image)
             case Document(data=str(data)):
                 file: Json = {"type": "input_file", "file_data": data_url(block.media_type, data)}
@@ -466,6 +509,8 @@ def _output(
         output = flagged_output(result)
     else:
         output = _parts(result.content, "input_text", own, path, losses)
+        if not output and (result.content or not own):
+            output = ""  # every part was left out: an empty list is refused
     return {"type": kind, "call_id": result.tool_use_id, "output": output}
 
 
