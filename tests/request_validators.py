@@ -14,7 +14,7 @@ request types for that API, unknown keys included:
   ``GenerationConfig``, ...), which refuse unknown keys themselves; the JSON is validated
   as JSON so base64 bytes (``thoughtSignature``, ``inlineData.data``) are decoded as the
   API decodes them. The path must be ``/v1beta/models/{model}:generateContent`` or
-  ``:streamGenerateContent?alt=sse``.
+  ``:streamGenerateContent`` (``?alt=sse`` for SSE), or the same under ``/v1``.
 - Bedrock Converse: botocore's ``ParamValidator`` against the ``Converse`` (or
   ``ConverseStream``) input shape, with the model id taken from the path.
 - Ollama: ``ollama._types.ChatRequest``, each message as the ``Message`` and the options
@@ -31,8 +31,7 @@ below, :func:`server_problems`, each problem in the words that server answers wi
   message items, Anthropic (any message but a final assistant one, an empty string too;
   and an empty or blank text block), Gemini (``contents.parts must not be empty``; a part
   with none of the ``data`` fields), Bedrock (an empty ``content``; an empty text block),
-  Cohere (an empty list; a user or system message without text). Ollama's content is a
-  string, which its server takes empty;
+  Cohere (an empty list). Ollama's content is a string, which its server takes empty;
 - a Responses ``input_image`` without its ``detail`` (the SDK's type for an image in a
   function call's output leaves it out, the servers do not);
 - a model name that does not fit the path: Gemini's ``models/{model}`` segment, Bedrock's
@@ -51,7 +50,6 @@ import json
 import re
 import types
 import typing
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from typing import Any, NotRequired, Required
@@ -291,7 +289,7 @@ def _camel(name: str) -> str:
 
 def _gemini(body: dict[str, Any], path: str | None) -> list[str]:
     problems = _path_problems(
-        path, r"/v1beta/models/[^/?]+:(generateContent|streamGenerateContent\?alt=sse)"
+        path, r"/v1(beta)?/models/[^/?]+:(generateContent|streamGenerateContent)(\?alt=sse)?"
     )
     fields = _gemini_fields()
     if "contents" not in body:
@@ -566,7 +564,7 @@ _GEMINI_MODEL: typing.Final = re.compile(r"[A-Za-z0-9._-]+")
 def _gemini_server(body: Mapping[str, Any], path: str | None) -> list[str]:
     problems = []
     found = re.fullmatch(
-        r"/v1beta/models/(.*):(generateContent|streamGenerateContent)(\?.*)?", path or ""
+        r"/v1(?:beta)?/models/(.*):(?:generateContent|streamGenerateContent)(?:\?.*)?", path or ""
     )
     if found is not None and _GEMINI_MODEL.fullmatch(found[1]) is None:
         problems.append("* GenerateContentRequest.model: unexpected model name format")
@@ -624,9 +622,9 @@ def _cohere_server(body: Mapping[str, Any], path: str | None) -> list[str]:
     for n, message in _items(body.get("messages")):
         if not isinstance(message, dict):
             continue
-        content = message.get("content")
-        wordless = message.get("role") in ("user", "system") and _blank(content)
-        if content == [] or wordless:
+        # Cohere's words for a message without text. An empty string is not refused
+        # here: what Cohere's v2 servers answer one is not known.
+        if message.get("content") == []:
             problems.append(
                 f"invalid request: messages[{n}]: message must be at least 1 token long or "
                 "tool results must be specified."
@@ -674,7 +672,7 @@ def refusal(refused: Refused) -> tuple[int, dict[str, str], dict[str, Any]]:
         case "ollama":
             return 400, {}, {"error": message}
         case "cohere":
-            return 400, {}, {"id": str(uuid.uuid4()), "message": message}
+            return 400, {}, {"message": message}
     raise ValueError(refused.api)
 
 
