@@ -12,9 +12,11 @@ The script, in neutral terms (:class:`Script`):
 3. Any other request (a title request without tools, a tool the script does not know) is
    answered with a short text, and recorded.
 
-A ``check`` (``check(api, body, path)``, raising ``AssertionError``) judges each request
-as the real API would: a request it refuses is answered with a 400 in the API's error
-shape, as the provider would, and recorded (:attr:`Seen.refused`).
+A ``check`` (``check(api, body, path)``, raising ``AssertionError``; by default
+``request_validators.validate``, the API's types and what its servers refuse beyond them)
+judges each request as the real API would: a request it refuses is answered as that API's
+servers answer it (``request_validators.refusal``: their status and error body), and
+recorded (:attr:`Seen.refused`), so that the agent fails and the test says why.
 
 Every request is read in the backend's own API (the small readers below, written for
 these tests) and recorded as a :class:`Turn`, so a test can say what the backend saw: the
@@ -27,7 +29,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +37,8 @@ from typing import Any
 from laminate import StreamEncoder, StreamNormalizer, encode_response
 from laminate._apis.registry import APIS
 from laminate._cli.server import base_url, listen, make_server, serving
+
+from .request_validators import Refused, refusal, validate
 
 Check = Callable[[str, dict[str, Any], str], None]
 """Judges a request body of an API sent to a path (with its query); raises
@@ -221,7 +225,7 @@ def _model_in(path: str) -> str:
 class AgentModel:
     """The ASGI app of the scripted model."""
 
-    def __init__(self, script: Script, check: Check | None = None) -> None:
+    def __init__(self, script: Script, check: Check = validate) -> None:
         self.script = script
         self.check = check
         self.seen = Seen()
@@ -246,17 +250,17 @@ class AgentModel:
         if api == "gemini":
             stream = scope["path"].endswith(":streamGenerateContent")
             if stream and b"alt=sse" not in scope.get("query_string", b""):
-                await _reply(send, 400, b'{"error": {"message": "streams only with alt=sse"}}')
+                await self._refuse(send, Refused(api, ["streams only with alt=sse"]))
                 return
-        if self.check is not None:
-            query = scope.get("query_string", b"").decode()
-            try:
-                self.check(api, body, scope["path"] + (f"?{query}" if query else ""))
-            except AssertionError as exc:
-                with self.seen.lock:
-                    self.seen.refused.append(str(exc))
-                await _refuse(send, api, str(exc))
-                return
+        query = scope.get("query_string", b"").decode()
+        try:
+            self.check(api, body, scope["path"] + (f"?{query}" if query else ""))
+        except Refused as exc:
+            await self._refuse(send, exc)
+            return
+        except AssertionError as exc:
+            await self._refuse(send, Refused(api, [str(exc)]))
+            return
         model = str(body.get("model") or _model_in(scope["path"]))
         tools = _tools(api, body)
         result, result_id = _result(api, body)
@@ -283,22 +287,24 @@ class AgentModel:
                 await send({"type": "http.response.body", "body": piece, "more_body": True})
         await send({"type": "http.response.body", "body": encoder.close()})
 
+    async def _refuse(self, send: Any, refused: Refused) -> None:
+        with self.seen.lock:
+            self.seen.refused.append(str(refused))
+        status, headers, error = refusal(refused)
+        await _reply(send, status, json.dumps(error).encode(), headers)
 
-async def _refuse(send: Any, api: str, why: str) -> None:
-    http = APIS[api].http
-    kind = http.error_kind(400) if http is not None else "invalid_request_error"
-    error = http.error_body(400, kind, why) if http is not None else {"error": why}
-    await _reply(send, 400, json.dumps(error).encode())
 
-
-async def _reply(send: Any, status: int, body: bytes) -> None:
+async def _reply(
+    send: Any, status: int, body: bytes, extra: Mapping[str, str] | None = None
+) -> None:
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += [(k.encode(), v.encode()) for k, v in (extra or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
 @contextmanager
-def agent_model(script: Script, check: Check | None = None) -> Iterator[tuple[str, AgentModel]]:
+def agent_model(script: Script, check: Check = validate) -> Iterator[tuple[str, AgentModel]]:
     """The scripted model on a free loopback port: ``(base URL, app)``."""
     app = AgentModel(script, check)
     server = make_server(app)

@@ -1,9 +1,12 @@
 """The real coding agents for the tests: Claude Code and Codex, run offline against a
 local base URL.
 
-`.ci/run` installs both from npm into a cache folder outside the repository
-(``$LAMINATE_AGENTS_DIR``, else ``${XDG_CACHE_HOME:-~/.cache}/laminate-agents``); a test
-that needs one is skipped, with the reason, when node or the agent is not there.
+``tests/agents.txt`` pins the npm packages the tests run, one ``package@version`` a line
+(Claude Code at two versions: a change in what a newer one sends must not hide what an
+older one, still in use, sends). `.ci/run` installs each into a folder of its own,
+``<name>-<version>``, in a cache folder outside the repository (``$LAMINATE_AGENTS_DIR``,
+else ``${XDG_CACHE_HOME:-~/.cache}/laminate-agents``); a test that needs one is skipped,
+with the reason, when node or that version is not there.
 
 Each run gets a fresh temporary home and working directory, stdin closed, and an
 environment of its own (nothing of the user's configuration is read): Claude Code talks
@@ -25,6 +28,7 @@ import pytest
 CLAUDE: Final = "claude"
 CODEX: Final = "codex"
 PACKAGES: Final = {CLAUDE: "@anthropic-ai/claude-code", CODEX: "@openai/codex"}
+PINNED: Final = Path(__file__).with_name("agents.txt")
 
 
 def agents_dir() -> Path:
@@ -36,27 +40,63 @@ def agents_dir() -> Path:
     return Path(cache) / "laminate-agents"
 
 
-def executable(agent: str) -> Path:
-    return agents_dir() / "node_modules" / ".bin" / agent
+@dataclass(frozen=True)
+class Agent:
+    """One pinned version of an agent's npm package."""
+
+    command: str
+    """``CLAUDE`` or ``CODEX``: the command the package installs."""
+    version: str
+
+    @property
+    def package(self) -> str:
+        return PACKAGES[self.command]
+
+    @property
+    def id(self) -> str:
+        """How a test's id names it (``claude-2.1.332``)."""
+        return f"{self.command}-{self.version}"
+
+    def prefix(self) -> Path:
+        """The npm prefix `.ci/run` installs it into (``claude-code-2.1.332``)."""
+        return agents_dir() / f"{self.package.rsplit('/', 1)[-1]}-{self.version}"
+
+    def executable(self) -> Path:
+        return self.prefix() / "node_modules" / ".bin" / self.command
+
+    def missing(self) -> str | None:
+        """Why it cannot run here, or ``None`` when it can."""
+        if shutil.which("node") is None:
+            return "node is not installed: the real agents (npm packages) cannot run"
+        if not os.access(self.executable(), os.X_OK):
+            return (
+                f"{self.package}@{self.version} is not installed in {self.prefix()} "
+                "(.ci/run installs it with npm; LAMINATE_AGENTS_DIR chooses the folder)"
+            )
+        return None
 
 
-def missing(agent: str) -> str | None:
-    """Why ``agent`` cannot run here, or ``None`` when it can."""
-    if shutil.which("node") is None:
-        return "node is not installed: the real agents (npm packages) cannot run"
-    path = executable(agent)
-    if not os.access(path, os.X_OK):
-        return (
-            f"{PACKAGES[agent]} is not installed in {agents_dir()} "
-            "(.ci/run installs it with npm; LAMINATE_AGENTS_DIR chooses the folder)"
-        )
-    return None
+def pinned(command: str) -> tuple[Agent, ...]:
+    """The versions of ``command``'s package that ``tests/agents.txt`` pins, newest
+    first (as listed)."""
+    found = []
+    for line in PINNED.read_text(encoding="utf-8").splitlines():
+        package, _, version = line.strip().rpartition("@")
+        if package == PACKAGES[command]:
+            found.append(Agent(command, version))
+    return tuple(found)
 
 
-def needs(agent: str) -> pytest.MarkDecorator:
+def needs(agent: Agent) -> pytest.MarkDecorator:
     """Skip a test, saying why, when ``agent`` cannot run here."""
-    reason = missing(agent)
+    reason = agent.missing()
     return pytest.mark.skipif(reason is not None, reason=reason or "")
+
+
+def versions(command: str) -> list[object]:
+    """``pytest.param`` for each pinned version of ``command``, skipped (saying why) where
+    it cannot run."""
+    return [pytest.param(agent, id=agent.id, marks=needs(agent)) for agent in pinned(command)]
 
 
 @dataclass(frozen=True)
@@ -114,9 +154,10 @@ def _dirs(tmp: Path) -> tuple[Path, Path]:
     return home, work
 
 
-def run_claude(base_url: str, task: str, tmp: Path, *, timeout: float = 60) -> Run:
-    """``claude -p TASK`` in a fresh working directory under ``tmp``, its model at
-    ``base_url``, allowed to use its ``Write`` tool; the answer printed as JSON."""
+def run_claude(agent: Agent, base_url: str, task: str, tmp: Path, *, timeout: float = 60) -> Run:
+    """``claude -p TASK`` (that version of Claude Code) in a fresh working directory under
+    ``tmp``, its model at ``base_url``, allowed to use its ``Write`` tool; the answer
+    printed as JSON."""
     home, work = _dirs(tmp)
     env = _base_env(home)
     env |= {
@@ -126,7 +167,7 @@ def run_claude(base_url: str, task: str, tmp: Path, *, timeout: float = 60) -> R
         # A failure is the test's answer: no retries with back-off.
         "CLAUDE_CODE_MAX_RETRIES": "0",
     }
-    command = [str(executable(CLAUDE)), "-p", task, "--allowedTools", "Write"]
+    command = [str(agent.executable()), "-p", task, "--allowedTools", "Write"]
     return _run([*command, "--output-format", "json"], env, work, timeout)
 
 
@@ -148,15 +189,22 @@ def codex_config(base_url: str, model: str) -> str:
 
 
 def run_codex(
-    base_url: str, task: str, tmp: Path, *, model: str = "local-model", timeout: float = 60
+    agent: Agent,
+    base_url: str,
+    task: str,
+    tmp: Path,
+    *,
+    model: str = "local-model",
+    timeout: float = 60,
 ) -> Run:
-    """``codex exec TASK`` in a fresh working directory under ``tmp``, its model at
-    ``base_url``, free to run commands; its events printed as JSON lines."""
+    """``codex exec TASK`` (that version of Codex) in a fresh working directory under
+    ``tmp``, its model at ``base_url``, free to run commands; its events printed as JSON
+    lines."""
     home, work = _dirs(tmp)
     codex_home = tmp / ".codex"
     codex_home.mkdir()
     (codex_home / "config.toml").write_text(codex_config(base_url, model))
     env = _base_env(home) | {"CODEX_HOME": str(codex_home), "OPENAI_API_KEY": "sk-laminate-test"}
-    command = [str(executable(CODEX)), "exec", "--skip-git-repo-check"]
+    command = [str(agent.executable()), "exec", "--skip-git-repo-check"]
     command += ["--dangerously-bypass-approvals-and-sandbox", "--json", task]
     return _run(command, env, work, timeout)

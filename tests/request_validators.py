@@ -14,7 +14,7 @@ request types for that API, unknown keys included:
   ``GenerationConfig``, ...), which refuse unknown keys themselves; the JSON is validated
   as JSON so base64 bytes (``thoughtSignature``, ``inlineData.data``) are decoded as the
   API decodes them. The path must be ``/v1beta/models/{model}:generateContent`` or
-  ``:streamGenerateContent?alt=sse``.
+  ``:streamGenerateContent`` (``?alt=sse`` for SSE), or the same under ``/v1``.
 - Bedrock Converse: botocore's ``ParamValidator`` against the ``Converse`` (or
   ``ConverseStream``) input shape, with the model id taken from the path.
 - Ollama: ``ollama._types.ChatRequest``, each message as the ``Message`` and the options
@@ -23,6 +23,22 @@ request types for that API, unknown keys included:
   message, tool, response format and thinking types, and the fields ``ClientV2.chat``
   sends. These pydantic models ignore or keep unknown keys, so the body is walked beside
   the validated model and every key no field (by name or alias) takes is refused.
+
+Beyond its schema, each API's servers refuse what their types let through (the rules
+below, :func:`server_problems`, each problem in the words that server answers with):
+
+- a message with an empty content list: Chat Completions (``empty array``), Responses
+  message items, Anthropic (any message but a final assistant one, an empty string too;
+  and an empty or blank text block), Gemini (``contents.parts must not be empty``; a part
+  with none of the ``data`` fields), Bedrock (an empty ``content``; an empty text block),
+  Cohere (an empty list). Ollama's content is a string, which its server takes empty;
+- a Responses ``input_image`` without its ``detail`` (the SDK's type for an image in a
+  function call's output leaves it out, the servers do not);
+- a model name that does not fit the path: Gemini's ``models/{model}`` segment, Bedrock's
+  model id (botocore's pattern for it).
+
+:func:`refusal` is the answer each API's servers give a refused request: its status,
+headers and error body.
 
 The request vectors recorded by other projects (``../shared/request-vectors``) are found
 here too, each with the API it was sent to and the path it was sent on.
@@ -44,20 +60,32 @@ from typing_extensions import TypedDict, is_typeddict
 
 __all__ = [
     "Refused",
+    "refusal",
+    "server_problems",
     "validate",
 ]
 
 
 class Refused(AssertionError):
-    """A body the API's own types do not accept."""
+    """A body the API's own types, or its servers, do not accept."""
+
+    def __init__(self, api: str, problems: list[str]) -> None:
+        super().__init__(f"{api} refuses the body:\n" + "\n".join(problems))
+        self.api = api
+        self.problems = tuple(problems)
 
 
-def validate(api: str, body: Mapping[str, Any], path: str | None = None) -> None:
+def validate(
+    api: str, body: Mapping[str, Any], path: str | None = None, *, schema: bool = True
+) -> None:
     """Raise :class:`Refused` unless ``body`` (sent on ``path``) is a request ``api``'s
-    own SDK types accept."""
-    problems = _VALIDATORS[api](dict(body), path)
+    own SDK types accept and its servers take (``schema=False``: only what the servers
+    refuse beyond the schema, for a client that sends fields newer than the installed
+    SDK's types)."""
+    problems = _VALIDATORS[api](dict(body), path) if schema else []
+    problems += server_problems(api, body, path)
     if problems:
-        raise Refused(f"{api} refuses the body:\n" + "\n".join(problems))
+        raise Refused(api, problems)
 
 
 # --- TypedDict requests (openai, anthropic) ------------------------------------------
@@ -261,7 +289,7 @@ def _camel(name: str) -> str:
 
 def _gemini(body: dict[str, Any], path: str | None) -> list[str]:
     problems = _path_problems(
-        path, r"/v1beta/models/[^/?]+:(generateContent|streamGenerateContent\?alt=sse)"
+        path, r"/v1(beta)?/models/[^/?]+:(generateContent|streamGenerateContent)(\?alt=sse)?"
     )
     fields = _gemini_fields()
     if "contents" not in body:
@@ -433,6 +461,219 @@ def _cohere(body: dict[str, Any], path: str | None) -> list[str]:
         else:
             problems.extend(_model_problems(adapter.validate_python, value, key))
     return problems
+
+
+# --- what the servers refuse beyond the schema ----------------------------------------
+
+
+def server_problems(api: str, body: Mapping[str, Any], path: str | None = None) -> list[str]:
+    """What ``api``'s servers refuse in ``body`` (sent on ``path``) although its schema
+    lets it through, each in the words of the server's answer."""
+    return _SERVER_RULES[api](body, path)
+
+
+def _items(value: Any) -> list[tuple[int, Any]]:
+    return list(enumerate(value)) if isinstance(value, list) else []
+
+
+def _blank(text: Any) -> bool:
+    return isinstance(text, str) and not text.strip()
+
+
+_OPENAI_EMPTY: typing.Final = (
+    "Invalid '{where}': empty array. Expected an array with minimum length 1, but got an "
+    "empty array instead."
+)
+
+
+def _openai_chat_server(body: Mapping[str, Any], path: str | None) -> list[str]:
+    return [
+        _OPENAI_EMPTY.format(where=f"messages[{n}].content")
+        for n, message in _items(body.get("messages"))
+        if isinstance(message, dict) and message.get("content") == []
+    ]
+
+
+def _responses_server(body: Mapping[str, Any], path: str | None) -> list[str]:
+    problems = []
+    for n, item in _items(body.get("input")):
+        if isinstance(item, dict) and "role" in item and item.get("content") == []:
+            problems.append(_OPENAI_EMPTY.format(where=f"input[{n}].content"))
+    problems += [
+        f"Missing required parameter: '{where}.detail'."
+        for where, part in _walk(body.get("input"), "input")
+        if part.get("type") == "input_image" and "detail" not in part
+    ]
+    return problems
+
+
+def _walk(value: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every object inside ``value``, with its place."""
+    if isinstance(value, dict):
+        yield where, value
+        for key, item in value.items():
+            yield from _walk(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk(item, f"{where}[{index}]")
+
+
+def _anthropic_server(body: Mapping[str, Any], path: str | None) -> list[str]:
+    problems = []
+    messages = _items(body.get("messages"))
+    for n, message in messages:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        final_assistant = n == len(messages) - 1 and message.get("role") == "assistant"
+        if content in ([], "") and not final_assistant:
+            problems.append(
+                f"messages.{n}: all messages must have non-empty content except for the "
+                "optional final assistant message"
+            )
+    for field in ("messages", "system"):
+        texts = [
+            block["text"]
+            for _, block in _walk(body.get(field), field)
+            if block.get("type") == "text" and isinstance(block.get("text"), str)
+        ]
+        if any(text == "" for text in texts):
+            problems.append(f"{field}: text content blocks must be non-empty")
+        elif any(_blank(text) for text in texts):
+            problems.append(f"{field}: text content blocks must contain non-whitespace text")
+    return problems
+
+
+# The fields of a part's `data` oneof (the API reads camelCase and snake_case alike).
+_GEMINI_ONEOF: typing.Final = [
+    "text",
+    "inline_data",
+    "file_data",
+    "function_call",
+    "function_response",
+    "executable_code",
+    "code_execution_result",
+    "tool_call",
+    "tool_response",
+]
+_GEMINI_DATA: typing.Final = frozenset(_GEMINI_ONEOF) | {_camel(f) for f in _GEMINI_ONEOF}
+# What a model id in `/v1beta/models/{model}:...` is made of.
+_GEMINI_MODEL: typing.Final = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def _gemini_server(body: Mapping[str, Any], path: str | None) -> list[str]:
+    problems = []
+    found = re.fullmatch(
+        r"/v1(?:beta)?/models/(.*):(?:generateContent|streamGenerateContent)(?:\?.*)?", path or ""
+    )
+    if found is not None and _GEMINI_MODEL.fullmatch(found[1]) is None:
+        problems.append("* GenerateContentRequest.model: unexpected model name format")
+    for n, content in _items(body.get("contents")):
+        if not isinstance(content, dict):
+            continue
+        parts = content.get("parts")
+        if not parts:
+            problems.append(
+                f"* GenerateContentRequest.contents[{n}].parts: contents.parts must not be empty."
+            )
+        for m, part in _items(parts):
+            if isinstance(part, dict) and not _GEMINI_DATA & set(part):
+                problems.append(
+                    f"* GenerateContentRequest.contents[{n}].parts[{m}].data: required oneof "
+                    "field 'data' must have one initialized field"
+                )
+    return problems
+
+
+def _bedrock_server(body: Mapping[str, Any], path: str | None) -> list[str]:
+    import botocore.session
+
+    problems = []
+    found = _BEDROCK_PATH.fullmatch(path or "")
+    if found is not None:
+        model = unquote(found[1])
+        shape = _bedrock_input(botocore.session, "Converse").members["modelId"]
+        pattern = shape.metadata.get("pattern")
+        if pattern is not None and re.fullmatch(pattern, model) is None:
+            problems.append(
+                f"1 validation error detected: Value '{model}' at 'modelId' failed to satisfy "
+                f"constraint: Member must satisfy regular expression pattern: {pattern}"
+            )
+    for n, message in _items(body.get("messages")):
+        if not isinstance(message, dict):
+            continue
+        if message.get("content") == []:
+            problems.append(
+                f"The content field in the Message object at messages.{n} is empty. Add a "
+                "ContentBlock object to the content field and try again."
+            )
+        for m, block in _items(message.get("content")):
+            # Whitespace is text to it (a recorded "\n" block was answered).
+            if isinstance(block, dict) and block.get("text") == "":
+                problems.append(
+                    f"The text field in the ContentBlock object at messages.{n}.content.{m} is "
+                    "blank. Add text to the text field, and try again."
+                )
+    return problems
+
+
+def _cohere_server(body: Mapping[str, Any], path: str | None) -> list[str]:
+    problems = []
+    for n, message in _items(body.get("messages")):
+        if not isinstance(message, dict):
+            continue
+        # Cohere's words for a message without text. An empty string is not refused
+        # here: what Cohere's v2 servers answer one is not known.
+        if message.get("content") == []:
+            problems.append(
+                f"invalid request: messages[{n}]: message must be at least 1 token long or "
+                "tool results must be specified."
+            )
+    return problems
+
+
+def _no_rules(body: Mapping[str, Any], path: str | None) -> list[str]:
+    return []
+
+
+_SERVER_RULES: Mapping[str, Callable[[Mapping[str, Any], str | None], list[str]]] = {
+    "openai": _openai_chat_server,
+    "openai-responses": _responses_server,
+    "anthropic": _anthropic_server,
+    "gemini": _gemini_server,
+    "bedrock": _bedrock_server,
+    "ollama": _no_rules,
+    "cohere": _cohere_server,
+}
+
+
+# --- the answer to a refused request ---------------------------------------------------
+
+
+def refusal(refused: Refused) -> tuple[int, dict[str, str], dict[str, Any]]:
+    """``(status, headers, body)``: how the servers of the API that refused answer."""
+    message = "\n".join(refused.problems)
+    match refused.api:
+        case "openai" | "openai-responses":
+            error = {"message": message, "type": "invalid_request_error", "param": None}
+            return 400, {}, {"error": {**error, "code": None}}
+        case "anthropic":
+            error = {"type": "invalid_request_error", "message": message}
+            return 400, {}, {"type": "error", "error": error}
+        case "gemini":
+            return (
+                400,
+                {},
+                {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}},
+            )
+        case "bedrock":
+            kind = "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"
+            return 400, {"x-amzn-errortype": kind}, {"message": message}
+        case "ollama":
+            return 400, {}, {"error": message}
+        case "cohere":
+            return 400, {}, {"message": message}
+    raise ValueError(refused.api)
 
 
 _VALIDATORS: Mapping[str, Callable[[dict[str, Any], str | None], list[str]]] = {

@@ -22,6 +22,12 @@ starts with ``fail-`` script a failure: ``fail-429`` (that status, with ``retry-
 leaves), ``fail-slow`` (nothing at all for a while). The model ``bulk`` gets its stream in
 one write (a reader then gets it in reads as large as its buffer). Every request and every
 disconnect is recorded (:class:`Record`).
+
+Each request is judged as the real API judges it (``request_validators.validate``: the
+API's own types and what its servers refuse beyond them; a counting request by the
+servers' rules only): a request it refuses is answered as that API's servers answer it
+(``request_validators.refusal``), before any script, and recorded
+(:attr:`Record.refused`), so that a test can say no request was refused, and why one was.
 """
 
 from __future__ import annotations
@@ -41,6 +47,8 @@ from laminate import ProviderError, StreamEncoder, StreamNormalizer, encode_resp
 from laminate._apis.registry import APIS
 from laminate._cli.server import base_url, listen, make_server, serving
 
+from .request_validators import Refused, refusal, validate
+
 PROVIDERS = tuple(APIS)
 
 
@@ -56,6 +64,8 @@ class Record:
     """The model of each request whose answer was sent whole."""
     peers: list[tuple[str, int]] = field(default_factory=list)
     """The address each request came from (its connection's)."""
+    refused: list[str] = field(default_factory=list)
+    """Why each refused request was refused (the validator's words, with the path)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -292,6 +302,12 @@ class ScriptedBackend:
         with self.record.lock:
             self.record.requests.append((api, path, data, headers))
             self.record.peers.append(tuple(scope.get("client") or ("", 0)))
+        query = scope.get("query_string", b"").decode()
+        try:
+            validate(api, data, path + (f"?{query}" if query else ""))
+        except Refused as refused:
+            await self._refuse(send, path, refused)
+            return
         stream = data.get("stream")
         stream = streams_by_default if not isinstance(stream, bool) else stream
         # Gemini streams SSE when asked with `alt=sse`, else one JSON array.
@@ -299,6 +315,13 @@ class ScriptedBackend:
         await self._answer(
             api, model, data, stream=bool(stream), array=array, send=send, receive=receive
         )
+
+    async def _refuse(self, send: Any, path: str, refused: Refused) -> None:
+        with self.record.lock:
+            self.record.refused.append(f"{path}: {refused}")
+        status, headers, body = refusal(refused)
+        extra = [(k.encode(), v.encode()) for k, v in headers.items()]
+        await _reply(send, status, "application/json", json.dumps(body).encode(), extra)
 
     async def _count(
         self, api: str, path_model: str | None, data: dict[str, Any], scope: Any, send: Any
@@ -323,6 +346,11 @@ class ScriptedBackend:
         if problem:
             body = json.dumps(http.error_body(400, http.error_kind(400), problem))
             await _reply(send, 400, "application/json", body.encode())
+            return
+        try:
+            validate(api, request, None, schema=False)
+        except Refused as refused:
+            await self._refuse(send, scope["path"], refused)
             return
         asked = _read(api, request)
         count = 1000 + len(asked.user) + 10 * len(asked.tools)

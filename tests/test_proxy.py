@@ -5,7 +5,8 @@ as every API, the proxy runs in a thread (``proxy_server``), and every API's off
 is the client (``tests/sdk_clients.py``). One proxy routes by model: ``to-<api>`` goes to
 the backend of that API under the same name (so a same-API request passes through byte
 for byte); ``fail-<what>-<api>`` goes to that backend as ``fail-<what>``, which scripts a
-failure.
+failure. The scripted backend refuses what the real API would refuse, and no test may
+see a request refused.
 """
 
 from __future__ import annotations
@@ -87,6 +88,20 @@ def aws_env() -> Iterator[None]:
 def backend(aws_env: None) -> Iterator[tuple[str, ScriptedBackend]]:
     with scripted_backend(pace=0.0) as found:
         yield found
+
+
+@pytest.fixture(autouse=True)
+def nothing_refused(
+    backend: tuple[str, ScriptedBackend], request: pytest.FixtureRequest
+) -> Iterator[None]:
+    """Every request that reached the scripted backend is one its API's servers take (a
+    test marked as failing for a known defect says so itself)."""
+    record = backend[1].record
+    before = len(record.refused)
+    yield
+    refused = record.refused[before:]
+    if request.node.get_closest_marker("xfail") is None:
+        assert not refused, "the backend's API refuses a request:\n" + "\n".join(refused)
 
 
 @pytest.fixture(scope="module")
@@ -188,6 +203,37 @@ def test_same_api_passes_request_and_answer_through_byte_for_byte(
     assert seen[3]["x-custom"] == "kept"
     assert "x-api-key" not in seen[3]  # a client's key is never forwarded
     assert through.headers["content-type"] == direct.headers["content-type"]
+
+
+# A body each API's servers refuse although its types take it: a message with no content.
+EMPTY_TURN: dict[str, tuple[str, dict[str, Any]]] = {
+    "openai": ("messages", {"role": "user", "content": []}),
+    "openai-responses": ("input", {"role": "user", "content": []}),
+    "anthropic": ("messages", {"role": "user", "content": []}),
+    "gemini": ("contents", {"role": "user", "parts": []}),
+    "bedrock": ("messages", {"role": "user", "content": []}),
+    "cohere": ("messages", {"role": "user", "content": []}),
+}
+
+
+@pytest.mark.parametrize("api", sorted(EMPTY_TURN))
+def test_a_request_the_backend_refuses_reaches_the_client_as_its_400(
+    proxy: str, backend: tuple[str, ScriptedBackend], api: str, json_backend: str
+) -> None:
+    once(json_backend)
+    # The scripted backend is as strict as the real API: the client sees the refusal.
+    record = backend[1].record
+    before = len(record.refused)
+    path, body = _request(api, f"to-{api}", stream=False)
+    sent = json.loads(body)
+    key, turn = EMPTY_TURN[api]
+    sent[key] = [turn, *(sent[key] if isinstance(sent[key], list) else [])]
+    answer = httpx.post(proxy + path, json=sent, timeout=10)
+    refused = record.refused[before:]
+    del record.refused[before:]
+    assert answer.status_code == 400, answer.text
+    assert len(refused) == 1, refused
+    assert "empty" in refused[0] or "at least 1 token" in refused[0], refused[0]
 
 
 def _texts(chunks: list[dict[str, Any]]) -> str:
