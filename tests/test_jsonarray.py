@@ -13,8 +13,12 @@ from laminate import (
     IncompleteStreamError,
     MalformedStreamError,
 )
+from laminate._apis.registry import APIS
 from laminate._framing import (
+    MEDIA_TYPES,
     JSONArrayDecoder,
+    JSONArrayWriter,
+    framing_of,
 )
 
 from .support import split_at
@@ -115,3 +119,48 @@ def test_a_long_string_fed_byte_by_byte_is_scanned_once() -> None:
         decoder.feed(b"\\")
         decoder.feed(b"n")
     assert [f.data for f in decoder.feed(b'"}]')] == ['{"a": "' + "\\n" * 50_000 + '"}']
+
+
+# -- writing: SSE events as a streamed array -------------------------------------------------
+
+
+def test_sse_events_are_written_as_the_arrays_elements() -> None:
+    writer = JSONArrayWriter()
+    sse = b'data: {"a":1}\r\n\r\nevent: x\ndata: {"b":"c\\nd"}\n\n: comment\n\n'
+    pieces = writer.elements(sse[:14]) + writer.elements(sse[14:])
+    assert pieces == [b'[{"a":1}', b',\r\n{"b":"c\\nd"}']
+    body = b"".join(pieces) + writer.end()
+    assert json.loads(body) == [{"a": 1}, {"b": "c\nd"}]
+    frames = JSONArrayDecoder().feed(body)
+    assert [frame.data for frame in frames] == ['{"a":1}', '{"b":"c\\nd"}']
+    assert JSONArrayWriter().end() == b"[]"
+    begun = JSONArrayWriter(begun=True)
+    assert begun.elements(b"data: 2\n\n") == [b",\r\n2"]
+    assert begun.end() == b"]"
+
+
+def test_a_stream_request_gets_an_array_only_without_its_sse_query() -> None:
+    arrays = {name for name, r in APIS.items() if r.http and r.http.sse_query}
+    assert arrays  # Gemini's alt=sse
+    for name, record in APIS.items():
+        if record.http is None:
+            continue
+        streams_array = record.http.streams_array
+        assert streams_array("") is (name in arrays)
+        assert streams_array("a=1&b=2") is (name in arrays)
+        if record.http.sse_query is not None:
+            query = record.http.sse_query
+            assert not streams_array(query)
+            assert not streams_array(f"key=k&{query}")
+            assert streams_array(f"x{query}")  # another parameter, not this one
+
+
+def test_one_media_type_per_framing_both_ways() -> None:
+    assert MEDIA_TYPES["json-array"].startswith("application/json")
+    for framing, kind in MEDIA_TYPES.items():
+        expected = None if framing == "json-array" else framing
+        assert framing_of(kind) == expected
+        assert framing_of(kind.upper() + "; charset=utf-8") == expected
+    assert framing_of("application/jsonl") == "ndjson"
+    assert framing_of("text/html") is None
+    assert framing_of(None) is None

@@ -352,7 +352,7 @@ def test_a_backend_gets_the_headers_an_httpx_client_sends(
 ) -> None:
     once(json_backend)
     if transport == "sent":  # an httpx without the private method: the client's send
-        monkeypatch.setattr(sys.modules["laminate._proxy.app"], "_PICK_TRANSPORT", "_gone")
+        monkeypatch.setattr(sys.modules["laminate._proxy.calls"], "_PICK_TRANSPORT", "_gone")
     # The request is built without AsyncClient.build_request: the same headers still go,
     # and the user info of a backend's URL is its basic auth, as httpx makes it.
     url, scripted = backend
@@ -606,7 +606,7 @@ def test_a_request_the_backend_cannot_take_is_a_400_that_sdks_do_not_retry(
     def refuse(*_: Any, **__: Any) -> Any:
         raise Refused("requests of 'ollama' cannot be written yet", reason="unsupported")
 
-    monkeypatch.setattr(sys.modules["laminate._proxy.app"], "translate_request", refuse)
+    monkeypatch.setattr(sys.modules["laminate._proxy.calls"], "translate_request", refuse)
     seen: list[str] = []
     url, scripted = backend
     before = len(scripted.record.requests)

@@ -19,7 +19,14 @@ import httpx
 import pytest
 
 import laminate
-from laminate._io.sources import ERROR_BODY_CAP
+from laminate._core.errors import (
+    LaminateError,
+    MalformedStreamError,
+    ProviderError,
+    StreamReadError,
+    StreamTimeoutError,
+)
+from laminate._io.sources import ERROR_BODY_CAP, ends_answer, silence_error, status_of
 
 from .support import FIXTURES
 
@@ -278,3 +285,50 @@ async def test_gzip_without_content_encoding() -> None:
 async def _chunks(data: bytes) -> AsyncIterator[bytes]:
     yield data[:5]
     yield data[5:]
+
+
+# -- an error as an HTTP status -----------------------------------------------------------
+
+_RATE = ProviderError("slow down", error_type="rate_limit_error", retryable=True)
+_OVERLOADED = ProviderError("busy", error_type="overloaded_error", retryable=True)
+_REFUSED = ProviderError("no", error_type="invalid_request_error", retryable=False)
+_STATUSED = ProviderError(
+    "HTTP 404: gone", error_type="not_found", retryable=False, status_code=404
+)
+
+
+@pytest.mark.parametrize(
+    ("error", "own", "as_gateway"),
+    [
+        (_STATUSED, 404, 404),  # a backend's own status is kept
+        (StreamTimeoutError("silent"), 504, 504),
+        (_RATE, 500, 429),
+        (_OVERLOADED, 500, 502),
+        (_REFUSED, 400, 502),
+        (MalformedStreamError("garbage", offset=0, snippet=""), 500, 502),
+        (StreamReadError("reset"), 500, 502),
+    ],
+    ids=["status", "timeout", "rate", "retryable", "refused", "malformed", "read"],
+)
+def test_status_of_an_error(error: LaminateError, own: int, as_gateway: int) -> None:
+    """The mock server answers as the provider that had the error; the proxy as a
+    gateway, for which a backend's failure is not the client's request's."""
+    assert status_of(error) == own
+    assert status_of(error, gateway=True) == as_gateway
+
+
+def test_a_read_failure_ends_only_a_finished_answer() -> None:
+    normalizer = laminate.StreamNormalizer("openai")
+    normalizer.feed(b'data: {"id":"c","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n')
+    silence = silence_error(1.5, normalizer)
+    assert str(silence) == "no bytes arrived for 1.5 s"
+    assert silence.partial is not None
+    assert silence.partial.text() == "hi"
+    assert not ends_answer(silence, normalizer)
+    normalizer.feed(
+        b'data: {"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+    )
+    assert normalizer.finished
+    assert ends_answer(silence, normalizer)
+    assert ends_answer(StreamReadError("reset"), normalizer)
+    assert not ends_answer(_OVERLOADED, normalizer)

@@ -15,7 +15,8 @@ asgi_app = app(config)          # uvicorn.run(asgi_app, port=8082)
 its base URL.
 """
 
-from ._proxy.app import app, estimate_tokens
+from ._proxy.app import app
+from ._proxy.counting import estimate_tokens
 from ._proxy.config import Backend, ConfigError, ProxyConfig, Timeouts, config_from_toml
 from ._proxy.serve import proxy_server, serve
 

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from .._core.assembler import Assembler
 from .._core.request import Loss, Request
+from .._framing import Framing
 from .base import Handler, HandlerOptions
 from .sources import Source, no_sources
 
@@ -54,7 +55,6 @@ __all__ = [
 Message = dict[str, Any]
 WrittenBody = tuple[dict[str, Any], str, list[Loss]]
 """What a request writer gives: the body, the path (and query) to send it to, the losses."""
-Framing = Literal["sse", "ndjson", "json-array", "eventstream"]
 MaxTokensField = Literal["auto", "max_tokens", "max_completion_tokens"]
 """How a request translated into Chat Completions spells its output limit (see
 :class:`WriteOptions`)."""
@@ -244,7 +244,8 @@ class Http:
     one the proxy serves to clients of this API), when it has one."""
     sse_query: str | None = None
     """A query parameter that asks for SSE: without it a streamed answer is one streamed
-    JSON array (``None``: streams are always in the API's own framing)."""
+    JSON array (``None``: streams are always in the API's own framing). The proxy and the
+    mock server ask :meth:`streams_array`."""
     usage_keys: tuple[bytes, ...] = ()
     """The JSON keys (quoted, as bytes) of the frames of its streams that carry usage: a
     passing stream's token counts are read from those frames alone (``()``: read it
@@ -255,6 +256,12 @@ class Http:
     signing: str | None = None
     """The AWS service name its requests are signed for with SigV4 when no key is given
     (``None``: the API takes a key only)."""
+
+    def streams_array(self, query: str) -> bool:
+        """Whether a stream request with this query string (``a=1&b=2``, undecoded) is
+        answered as one streamed JSON array: when the API has an :attr:`sse_query` and
+        the query does not hold it."""
+        return self.sse_query is not None and self.sse_query not in query.split("&")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -53,6 +53,8 @@ from .._apis.spec import Api, Mock, common_error_body
 from .._core.errors import LaminateError, ProviderError
 from .._core.events import Event
 from .._core.extras import missing_extra
+from .._framing import MEDIA_TYPES, JSONArrayWriter
+from .._io.sources import status_of
 from .._normalizer import StreamNormalizer
 
 __all__ = [
@@ -110,11 +112,6 @@ PROVIDERS: Final = tuple(dict.fromkeys(route.provider for _, route, _ in PATHS))
 # Where a conversation may be, the first present wins (`model_turns`).
 _TURN_KEYS: Final = tuple(dict.fromkeys(record.turn_key for record in APIS.values()))
 _SUFFIX: Final = {"sse": ".sse", "ndjson": ".ndjson", "eventstream": ".eventstream"}
-_CONTENT_TYPE: Final = {
-    "sse": "text/event-stream; charset=utf-8",
-    "ndjson": "application/x-ndjson",
-    "eventstream": "application/vnd.amazon.eventstream",
-}
 # Where one frame ends: a blank line for SSE (any of its three line ends), a line for NDJSON.
 _FRAME_END: Final = {"sse": re.compile(rb"\r\n\r\n|\n\n|\r\r"), "ndjson": re.compile(rb"\n")}
 _MAX_REQUEST: Final = 32 * 1024 * 1024
@@ -228,7 +225,10 @@ def _route(path: str) -> tuple[Route, str | None] | None:
 
 
 @dataclass(slots=True)
-class _Reply:
+class _Canned:
+    """A whole answer, ready to send: its status, content type and pieces (paced: sent
+    ``pace`` apart)."""
+
     status: int
     content_type: str
     chunks: list[bytes]
@@ -237,8 +237,8 @@ class _Reply:
     note: str = ""  # what answered, for the request log
 
 
-def _json_reply(status: int, body: Any) -> _Reply:
-    return _Reply(status, "application/json", [json.dumps(body, ensure_ascii=False).encode()])
+def _json_reply(status: int, body: Any) -> _Canned:
+    return _Canned(status, "application/json", [json.dumps(body, ensure_ascii=False).encode()])
 
 
 def _mock_of(provider: str | None) -> Mock | None:
@@ -246,7 +246,7 @@ def _mock_of(provider: str | None) -> Mock | None:
     return record.mock if record is not None else None
 
 
-def _error(provider: str | None, status: int, kind: str, message: str) -> _Reply:
+def _error(provider: str | None, status: int, kind: str, message: str) -> _Canned:
     """An error in the shape the provider's own clients read (no provider, or one the
     server does not answer as: the common shape)."""
     mock = _mock_of(provider)
@@ -289,7 +289,7 @@ class MockProvider:
             self.log(f"{scope['method']} {scope['path']} -> {reply.status} {reply.note}")
         await _send(reply, send, receive, self.pace if reply.paced else 0.0)
 
-    async def _reply(self, scope: Scope, receive: Receive) -> _Reply:
+    async def _reply(self, scope: Scope, receive: Receive) -> _Canned:
         method, path = scope["method"], scope["path"]
         if method == "GET" and path == "/":
             return _json_reply(200, self.listing())
@@ -307,7 +307,7 @@ class MockProvider:
         if path_model is not None:
             request = {**request, "model": path_model}
         stream = bool(request.get("stream", route.stream_default))
-        array = stream and not _asks_sse(self.as_format or provider, scope)
+        array = stream and _streams_array(self.as_format or provider, scope)
         if self.as_format is not None:
             fixture = _header(scope, b"x-laminate-fixture")
             return self._translated(request, stream, fixture, array=array)
@@ -325,7 +325,7 @@ class MockProvider:
 
     def _translated(
         self, request: Mapping[str, Any], stream: bool, fixture: str | None, *, array: bool
-    ) -> _Reply:
+    ) -> _Canned:
         """``--as``: a recording of any provider (``X-Laminate-Fixture`` takes ``name`` or
         ``provider/name``), written as ``as_format`` (a streamed JSON array: ``array``)."""
         target = shape = self.as_format or ""  # the target's error shape, when it has one
@@ -359,46 +359,37 @@ class MockProvider:
         return {p: [r.name for r in find_recordings(self.directory, p)] for p in PROVIDERS}
 
 
-def _stream_reply(recording: Recording) -> _Reply:
+def _stream_reply(recording: Recording) -> _Canned:
     framing = APIS[recording.provider].framing
     frames = split_frames(recording.stream.read_bytes(), framing)
-    return _Reply(200, _CONTENT_TYPE[framing], frames, [(b"cache-control", b"no-cache")], True)
+    return _Canned(200, MEDIA_TYPES[framing], frames, [(b"cache-control", b"no-cache")], True)
 
 
-def _asks_sse(provider: str, scope: Scope) -> bool:
-    """Whether a request to ``provider`` gets SSE: always, unless the API streams a JSON
-    array when the request lacks its ``sse_query`` (Gemini's ``alt=sse``)."""
+def _streams_array(provider: str, scope: Scope) -> bool:
+    """Whether a stream request to ``provider`` gets one JSON array rather than SSE
+    (``Http.streams_array``: Gemini without ``alt=sse``)."""
     http = APIS[provider].http if provider in APIS else None
-    if http is None or http.sse_query is None:
-        return True
-    return http.sse_query.encode() in scope.get("query_string", b"")
+    query = bytes(scope.get("query_string", b"")).decode("latin-1")
+    return http is not None and http.streams_array(query)
 
 
-def _array_reply(sse: bytes) -> _Reply:
-    """An SSE stream's events as one streamed JSON array, written element by element
-    (``[{...}``, ``,\r\n{...}``, ``]``), as Gemini answers without ``alt=sse``."""
-    frames = split_frames(sse, "sse")
-    elements = [
-        line[5:].strip()
-        for frame in frames
-        for line in frame.splitlines()
-        if line.startswith(b"data:")
-    ]
-    pieces = [(b",\r\n" if i else b"[") + element for i, element in enumerate(elements)]
-    pieces.append(b"]" if pieces else b"[]")
-    return _Reply(200, "application/json; charset=UTF-8", pieces, [], True)
+def _array_reply(sse: bytes) -> _Canned:
+    """An SSE stream's events as one streamed JSON array, written element by element."""
+    array = JSONArrayWriter()
+    pieces = [*array.elements(sse), array.end()]
+    return _Canned(200, MEDIA_TYPES["json-array"], pieces, [], True)
 
 
-def _body_reply(recording: Recording) -> _Reply:
+def _body_reply(recording: Recording) -> _Canned:
     if recording.body.is_file():
-        return _Reply(200, "application/json", [recording.body.read_bytes()])
+        return _Canned(200, "application/json", [recording.body.read_bytes()])
     normalizer = StreamNormalizer(recording.provider)
     provider = recording.provider
     try:
         normalizer.feed(recording.stream.read_bytes())
         normalizer.close()
     except ProviderError as exc:
-        status = 500 if exc.retryable else 400
+        status = status_of(exc)
         if isinstance(exc.raw, Mapping):
             reply = _json_reply(status, exc.raw)
             header = APIS[provider].error_type_header
@@ -414,7 +405,7 @@ def _body_reply(recording: Recording) -> _Reply:
     return _json_reply(200, APIS[normalizer.response.provider].write_body(normalizer.response))
 
 
-def _encoded_reply(recording: Recording, target: str, stream: bool, shape: str) -> _Reply:
+def _encoded_reply(recording: Recording, target: str, stream: bool, shape: str) -> _Canned:
     """A recording normalized, then written as ``target``: a stream paced event by event,
     or a complete body. A recording that ends in an error is answered with that error: in
     the stream, as the target's in-stream error after what came before it, when anything
@@ -430,7 +421,7 @@ def _encoded_reply(recording: Recording, target: str, stream: bool, shape: str) 
     except LaminateError as exc:
         failure = exc
     if failure is not None and not (stream and events):
-        status = 500 if getattr(failure, "retryable", True) else 400
+        status = status_of(failure)
         return _error(shape, status, getattr(failure, "error_type", "api_error"), str(failure))
     if not stream and normalizer.response is not None:
         return _json_reply(200, encode_response(normalizer.response, target))
@@ -439,7 +430,7 @@ def _encoded_reply(recording: Recording, target: str, stream: bool, shape: str) 
     chunks.append(encoder.close() if failure is None else encoder.error(failure))
     headers = [(k.encode(), v.encode()) for k, v in encoder.headers.items() if k != "content-type"]
     headers.append((b"cache-control", b"no-cache"))
-    return _Reply(200, encoder.media_type, chunks, headers, True)
+    return _Canned(200, encoder.media_type, chunks, headers, True)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -464,7 +455,7 @@ async def _read_json(receive: Receive) -> Any:
         return None
 
 
-async def _send(reply: _Reply, send: Send, receive: Receive, pace: float) -> None:
+async def _send(reply: _Canned, send: Send, receive: Receive, pace: float) -> None:
     headers = [(b"content-type", reply.content_type.encode()), *reply.headers]
     if not reply.paced:
         headers.append((b"content-length", str(sum(map(len, reply.chunks))).encode()))

@@ -28,6 +28,7 @@ from .._core.errors import LaminateError, UnknownProviderError
 from .._core.events import Event
 from .._core.response import ContentBlock, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from .._core.serialize import block_to_dict, response_to_dict
+from .._framing import MEDIA_TYPES
 from .ai_sdk import HEADERS as AI_SDK_HEADERS
 from .ai_sdk import AISDKWriter
 from .events import EventsWriter
@@ -43,20 +44,13 @@ __all__ = [
 
 # Targets that are not provider APIs: (writer factory, media type, extra headers).
 _OWN: Final[Mapping[str, tuple[Callable[[], Writer], str, Mapping[str, str]]]] = {
-    "ai-sdk": (AISDKWriter, "text/event-stream", AI_SDK_HEADERS),
-    "events": (EventsWriter, "application/x-ndjson", {}),
+    "ai-sdk": (AISDKWriter, MEDIA_TYPES["sse"], AI_SDK_HEADERS),
+    "events": (EventsWriter, MEDIA_TYPES["ndjson"], {}),
 }
 log = logging.getLogger("laminate")
 
 ErrorPolicy = Literal["raise", "write"]
 """What :func:`encode_stream` does when the events fail with a :class:`LaminateError`."""
-
-_BY_FRAMING: Final = {
-    "sse": "text/event-stream",
-    "ndjson": "application/x-ndjson",
-    "json-array": "application/json",
-    "eventstream": "application/vnd.amazon.eventstream",
-}
 
 
 def targets() -> tuple[str, ...]:
@@ -81,7 +75,7 @@ def media_type(target: str) -> str:
     record = APIS.get(target)
     if record is None or record.encoder is None:
         raise _unknown(target)
-    return record.media_type or _BY_FRAMING[record.framing]
+    return record.media_type or MEDIA_TYPES[record.framing]
 
 
 class StreamEncoder:
@@ -105,7 +99,7 @@ class StreamEncoder:
             if record is None or record.encoder is None:
                 raise _unknown(target)
             factory, extra = record.encoder, {}
-            kind = record.media_type or _BY_FRAMING[record.framing]
+            kind = record.media_type or MEDIA_TYPES[record.framing]
         self.target = target
         """The target's name."""
         self.media_type: str = kind

@@ -5,10 +5,15 @@ Every decoder has the same small interface: ``feed(bytes) -> list[Frame]``,
 ``close() -> list[Frame]`` and ``bytes_seen``. :func:`choose_framing` picks one from the
 first bytes, the content type and the framing the API declares; :func:`make_decoder`
 builds it.
+
+Each framing's media type is named here once (:data:`MEDIA_TYPES`, the type a stream is
+written with; :func:`framing_of`, the framing a received type names), for the readers,
+the stream writers, the proxy and the mock server alike.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final, Literal, Protocol
 
 from .eventstream import (
@@ -22,32 +27,57 @@ from .jsonarray import JSONArrayDecoder
 from .lines import Batch, Frame
 from .ndjson import NDJSONDecoder
 from .sse import SSEDecoder
+from .writers import JSONArrayWriter
 
 __all__ = [
+    "MEDIA_TYPES",
     "PRELUDE_SIZE",
     "Batch",
     "Decoder",
     "EventStreamDecoder",
     "Frame",
+    "Framing",
     "FramingKind",
     "JSONArrayDecoder",
+    "JSONArrayWriter",
     "NDJSONDecoder",
     "SSEDecoder",
     "choose_framing",
     "encode_message",
     "error_from_frame",
+    "framing_of",
     "make_decoder",
 ]
 
-FramingKind = Literal["sse", "ndjson", "json-array", "eventstream", "document"]
+Framing = Literal["sse", "ndjson", "json-array", "eventstream"]
+"""How a stream is framed (an API's own framing, in the registry)."""
+FramingKind = Literal[Framing, "document"]
+"""How a body is read: a stream's framing, or ``"document"``, one complete JSON body."""
 
-NDJSON_TYPES: Final = (
-    "application/x-ndjson",
-    "application/ndjson",
-    "application/jsonl",
-    "application/stream+json",
-)
-EVENTSTREAM_TYPE: Final = "application/vnd.amazon.eventstream"
+MEDIA_TYPES: Final[Mapping[Framing, str]] = {
+    "sse": "text/event-stream",
+    "ndjson": "application/x-ndjson",
+    # What Gemini sends its streamed array with.
+    "json-array": "application/json; charset=UTF-8",
+    "eventstream": "application/vnd.amazon.eventstream",
+}
+"""The ``Content-Type`` a stream of each framing is written with."""
+# The media types that name a stream's framing when one is received, without their
+# parameters: each framing's own (but the array's, which is any JSON body's), and the
+# other names NDJSON goes by.
+_FRAMING_OF: Final[Mapping[str, Framing]] = {
+    **{kind: framing for framing, kind in MEDIA_TYPES.items() if framing != "json-array"},
+    "application/ndjson": "ndjson",
+    "application/jsonl": "ndjson",
+    "application/stream+json": "ndjson",
+}
+
+
+def framing_of(content_type: str | None) -> Framing | None:
+    """The stream framing a received ``Content-Type`` names (``None``: none)."""
+    if not content_type:
+        return None
+    return _FRAMING_OF.get(content_type.partition(";")[0].strip().lower())
 
 
 class Decoder(Protocol):
@@ -73,7 +103,8 @@ def choose_framing(head: bytes, declared: str | None, content_type: str) -> Fram
 
     ``"document"`` is one complete JSON body (or an error body) instead of a stream.
     """
-    if content_type == EVENTSTREAM_TYPE or is_prelude(head[:PRELUDE_SIZE]):
+    named = _FRAMING_OF.get(content_type)
+    if named == "eventstream" or is_prelude(head[:PRELUDE_SIZE]):
         # An event stream message starts with its length (a zero byte for any frame under
         # 16 MiB) and a CRC of it: twelve bytes no text framing starts with.
         return "eventstream"
@@ -85,10 +116,8 @@ def choose_framing(head: bytes, declared: str | None, content_type: str) -> Fram
     if declared == "eventstream":
         return "eventstream"
     if declared is None:
-        if content_type == "text/event-stream":
-            return "sse"
-        if content_type in NDJSON_TYPES:
-            return "ndjson"
+        if named is not None:
+            return named  # SSE or NDJSON: the event stream was taken above
         return "ndjson" if first == b"{" else "sse"
     return "ndjson" if declared == "ndjson" else "sse"
 

@@ -15,7 +15,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import anyio
 
-from .._core.errors import LaminateError, StreamReadError, StreamTimeoutError
+from .._core.errors import LaminateError
 from .._core.events import Event
 from .._core.response import NormalizedResponse
 from .._normalizer import StreamNormalizer
@@ -24,9 +24,11 @@ from .sources import (
     Run,
     SyncSource,
     async_source,
+    ends_answer,
     first_reader,
     is_empty,
     read_error,
+    silence_error,
     sync_source,
 )
 
@@ -219,11 +221,10 @@ async def _next_item(
     except StopAsyncIteration:
         return _END
     except TimeoutError as exc:
-        if normalizer.finished:
-            return _END  # only the terminal marker was still to come (contract §5)
-        raise StreamTimeoutError(
-            f"no bytes arrived for {idle_timeout} s", partial=normalizer.snapshot()
-        ) from exc
+        error = silence_error(idle_timeout, normalizer)
+        if ends_answer(error, normalizer):
+            return _END
+        raise error from exc
     except Exception as exc:
         return _after_read_error(exc, normalizer)
 
@@ -267,10 +268,10 @@ def _next_sync(normalizer: StreamNormalizer, items: Iterator[Any]) -> Any:
 
 
 def _after_read_error(exc: Exception, normalizer: StreamNormalizer) -> Any:
-    """The end of the items when the transport failed after the provider had said why it
-    stopped (only the terminal marker was still to come, contract §5); else the error."""
+    """The end of the items when the failure ends the answer (:func:`ends_answer`); else
+    the error."""
     error = read_error(exc, normalizer)
-    if type(error) in (StreamReadError, StreamTimeoutError) and normalizer.finished:
+    if ends_answer(error, normalizer):
         return _END
     raise error from exc
 

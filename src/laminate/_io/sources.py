@@ -12,7 +12,13 @@ the loops themselves decide nothing.
 
 HTTP status: a response whose status is not 2xx is answered, as soon as the status is
 seen, with a :class:`ProviderError` carrying ``status_code``, classified from its JSON
-error body (read only up to :data:`ERROR_BODY_CAP`) when it has one.
+error body (read only up to :data:`ERROR_BODY_CAP`) when it has one. The other way, an
+error becomes the HTTP status a server answers with by :func:`status_of` (the proxy's
+and the mock server's one table).
+
+The end of an answer: a read that fails or falls silent once the provider has said why
+it stopped ends the answer instead of failing it (:func:`ends_answer`, contract §5); the
+adapters' loops and the proxy's ask it alike.
 """
 
 from __future__ import annotations
@@ -66,10 +72,13 @@ __all__ = [
     "SyncSource",
     "async_source",
     "classify",
+    "ends_answer",
     "first_reader",
     "http_error",
     "is_empty",
     "read_error",
+    "silence_error",
+    "status_of",
     "sync_source",
 ]
 
@@ -467,6 +476,30 @@ def http_error(status: int, body: bytes, headers: Any = None) -> ProviderError:
     return error
 
 
+# What an error is, and the HTTP status for it: answered by the server that had it (the
+# mock server, playing a provider's answer), and by a gateway in front of that server
+# (the proxy: a backend's failure is not the client's request's). The first row that
+# matches; an error that carries its own status (a backend's non-2xx) keeps it, above.
+_STATUSES: Final[tuple[tuple[Callable[[LaminateError], bool], int, int], ...]] = (
+    (lambda e: isinstance(e, StreamTimeoutError), 504, 504),
+    (lambda e: isinstance(e, ProviderError) and "rate" in e.error_type.lower(), 500, 429),
+    (lambda e: isinstance(e, ProviderError) and e.retryable, 500, 502),
+    (lambda e: isinstance(e, ProviderError), 400, 502),
+    (lambda e: True, 500, 502),
+)
+
+
+def status_of(error: LaminateError, *, gateway: bool = False) -> int:
+    """The HTTP status a server answers ``error`` with, before the first byte of its
+    answer (``gateway``: a proxy, whose backend had the error)."""
+    if isinstance(error, ProviderError) and error.status_code is not None:
+        return error.status_code
+    for matches, own, as_gateway in _STATUSES:
+        if matches(error):
+            return as_gateway if gateway else own
+    raise AssertionError("the last row matches every error")  # pragma: no cover
+
+
 def _retryable_status(status: int) -> bool:
     return status in _RETRYABLE_STATUS or 500 <= status <= 599
 
@@ -576,6 +609,20 @@ def read_error(exc: Exception, normalizer: StreamNormalizer) -> LaminateError:
     if error.partial is None:
         error.partial = normalizer.snapshot()
     return error
+
+
+def ends_answer(error: LaminateError, normalizer: StreamNormalizer) -> bool:
+    """Whether a failed read (``error``) ends the answer rather than failing it: the
+    transport broke or fell silent after the provider had said why it stopped, so only
+    its terminal marker was still to come (contract §5)."""
+    return type(error) in (StreamReadError, StreamTimeoutError) and normalizer.finished
+
+
+def silence_error(seconds: float | None, normalizer: StreamNormalizer | None) -> StreamTimeoutError:
+    """The error for an answer that sent nothing for ``seconds`` (with what
+    ``normalizer`` read of it so far, when there is one)."""
+    partial = normalizer.snapshot() if normalizer is not None else None
+    return StreamTimeoutError(f"no bytes arrived for {seconds} s", partial=partial)
 
 
 def _is_timeout(exc: Exception) -> bool:

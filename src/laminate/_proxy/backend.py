@@ -23,6 +23,7 @@ __all__ = [
     "backend_headers",
     "backend_url",
     "forwarded_headers",
+    "http_of",
     "strip_query_key",
     "warm_signer",
 ]
@@ -55,9 +56,11 @@ _REGION: Final = re.compile(r"\.([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com$")
 
 
 def http_of(api: str) -> Http:
+    """How ``api`` is reached over HTTP (the proxy serves and calls only APIs with one:
+    a route exists only for them, and a :class:`Backend` checks it when built)."""
     record = APIS[api]
-    if record.http is None:  # a Backend checks this when built
-        raise ConfigError(f"the proxy does not call {api!r}")
+    if record.http is None:
+        raise ConfigError(f"the proxy does not serve or call {api!r}")
     return record.http
 
 

@@ -28,17 +28,14 @@ from typing import Final
 from .._apis.registry import APIS
 from .._core.errors import LaminateError
 from .._core.response import Usage
+from .._framing import framing_of
 from .._normalizer import StreamNormalizer
 
 __all__ = ["UsageScan"]
 
-# The framings split here, by the content type that names them; the API's own framing
-# only (Anthropic on Bedrock's invoke API wraps its frames in eventstream, base64).
-_FRAMINGS: Final = {
-    "text/event-stream": "sse",
-    "application/x-ndjson": "ndjson",
-    "application/vnd.amazon.eventstream": "eventstream",
-}
+# The framings split here, named by the content type: the API's own framing only
+# (Anthropic on Bedrock's invoke API wraps its frames in eventstream, base64).
+_SPLIT: Final = frozenset({"sse", "ndjson", "eventstream"})
 # The largest frame kept while it arrives (the normalizer's own cap): past it, no counts.
 _MAX_FRAME: Final = 16 * 1024 * 1024
 _PRELUDE: Final = 12  # an eventstream message's total length, headers length, CRC
@@ -61,12 +58,12 @@ class UsageScan:
 
     def __init__(self, api: str, content_type: str | None = None) -> None:
         self._api = api
-        kind = (content_type or "").split(";")[0].strip().lower()
         http = APIS[api].http
         keys = http.usage_keys if http is not None else ()
         self._keys: tuple[bytes, ...] = keys or ()
-        framing = _FRAMINGS.get(kind)
-        self._mode: str = "full" if not keys or framing != APIS[api].framing else framing
+        framing = framing_of(content_type)
+        own = framing is not None and framing in _SPLIT and framing == APIS[api].framing
+        self._mode: str = framing if own and keys and framing is not None else "full"
         # The whole normalizer, for a framing this scan does not split.
         self._full: StreamNormalizer | None = (
             StreamNormalizer(api, content_type=content_type) if self._mode == "full" else None

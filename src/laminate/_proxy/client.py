@@ -1,0 +1,206 @@
+"""The client's side of one exchange: its request read and checked (the key in its
+API's own header, in constant time; the body up to the size cap; a JSON object), the
+reply written to it (:class:`Responder`), and a watch on it leaving (:func:`watching`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
+from starlette.types import Send
+
+from .._apis.spec import Http
+from .counting import Exchange
+from .refusals import Refusal
+
+__all__ = ["Responder", "check_key", "json_object", "read_body", "watching"]
+
+
+def check_key(request: Request, http: Http, expected: str | None) -> None:
+    """Refuse (401) a request that does not present ``expected`` (when there is one) in
+    one of its API's key headers or its key query parameter."""
+    if expected is None:
+        return
+    presented: list[str] = []
+    for name in http.key_headers:
+        value = request.headers.get(name)
+        if value is not None:
+            scheme, _, token = value.partition(" ")
+            presented.append(
+                token if name == "authorization" and scheme.lower() == "bearer" else value
+            )
+    if http.key_query is not None:
+        value = request.query_params.get(http.key_query)
+        if value is not None:
+            presented.append(value)
+    want = expected.encode()
+    # Every presented value is compared in full, so timing tells nothing of the key.
+    matched = False
+    for value in presented:
+        matched |= hmac.compare_digest(value.encode(), want)
+    if not matched:
+        raise Refusal(401, "missing or invalid API key for this proxy")
+
+
+async def read_body(request: Request, cap: int) -> bytes:
+    """The request's body, refused (413) past ``cap`` bytes."""
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > cap:
+        raise Refusal(413, f"the request is larger than this proxy accepts ({cap} bytes)")
+    pieces: list[bytes] = []
+    size = 0
+    more = True
+    while more:  # the ASGI messages themselves: most bodies come in one
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        if message["type"] != "http.request":
+            continue
+        piece: bytes = message.get("body", b"")
+        more = bool(message.get("more_body", False))
+        size += len(piece)
+        if size > cap:
+            raise Refusal(413, f"the request is larger than this proxy accepts ({cap} bytes)")
+        pieces.append(piece)
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
+
+
+def json_object(body: bytes) -> dict[str, Any]:
+    """The request's body as a JSON object (else a 400)."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        raise Refusal(400, "the request body is not JSON") from None
+    if not isinstance(data, dict):
+        raise Refusal(400, "the request body is not a JSON object")
+    return data
+
+
+class Responder:
+    """What is sent to the client, and whether anything was (a failure before then is
+    still an HTTP status with the client API's error body; after it, the API's
+    in-stream error)."""
+
+    __slots__ = (
+        "_head",
+        "_log",
+        "_logged",
+        "_request",
+        "_send",
+        "exchange",
+        "finished",
+        "started",
+    )
+
+    def __init__(
+        self, request: Request, send: Send, exchange: Exchange, log: Callable[[str], None]
+    ) -> None:
+        self._request = request
+        self._send = send
+        self.exchange = exchange
+        self._log = log
+        self._logged = False
+        self._head: tuple[int, list[tuple[bytes, bytes]]] = (200, [])
+        self.started = False
+        self.finished = False
+
+    def log(self) -> None:
+        """Write the exchange's log line, once: as the answer's last bytes go out (so a
+        client that has its answer finds its line written), or when it ends otherwise."""
+        if not self._logged:
+            self._logged = True
+            self._log(self.exchange.line())
+
+    async def respond(self, response: Response) -> None:
+        """Send a whole response."""
+        self.started = self.finished = True
+        self.exchange.status = response.status_code
+        self.exchange.first_byte = time.perf_counter()
+        self.log()
+        await response(self._request.scope, self._request.receive, self._send)
+
+    def begin(self, status: int, headers: Mapping[str, str]) -> None:
+        """The status and headers of a streamed response, sent with its first bytes."""
+        raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        self._head = (status, raw)
+
+    async def write(self, data: bytes) -> None:
+        """The next bytes of a streamed response (the first ones start it)."""
+        if not self.started:
+            await self._start()
+        await self._send({"type": "http.response.body", "body": data, "more_body": True})
+
+    async def end(self) -> None:
+        """The end of a streamed response."""
+        if not self.started:
+            await self._start()
+        self.finished = True
+        self.log()
+        await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _start(self) -> None:
+        status, headers = self._head
+        self.started = True
+        self.exchange.status = status
+        self.exchange.first_byte = time.perf_counter()
+        await self._send({"type": "http.response.start", "status": status, "headers": headers})
+
+
+async def watching(
+    request: Request, responder: Responder, work: Callable[[], Awaitable[None]]
+) -> None:
+    """Run ``work()``, cancelled at once if the client leaves first. Called once the
+    request's body is read: the next message the client sends can then only be its
+    disconnect (which the server also reports once the answer is complete).
+
+    On asyncio the watch is a bare task beside this one, which cancels the work's scope:
+    a task group costs about a tenth of the proxy's time to the first byte."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # another event loop (trio)
+        await _watching_in_group(request, responder, work)
+        return
+    scope = anyio.CancelScope()
+    watcher = loop.create_task(_watch(request, responder, scope))
+    try:
+        with scope:
+            await work()
+    finally:
+        watcher.cancel()
+    if watcher.done() and not watcher.cancelled() and (failure := watcher.exception()):
+        raise failure
+
+
+async def _watch(request: Request, responder: Responder, scope: anyio.CancelScope) -> None:
+    try:
+        while (await request.receive())["type"] != "http.disconnect":
+            pass
+    except Exception:  # the work stops, and the watch's failure is raised in its place
+        scope.cancel()
+        raise
+    if not responder.finished:
+        responder.exchange.disconnected = True
+        scope.cancel()
+
+
+async def _watching_in_group(
+    request: Request, responder: Responder, work: Callable[[], Awaitable[None]]
+) -> None:
+    failure: Exception | None = None
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_watch, request, responder, tasks.cancel_scope)
+        try:  # in this task: a task group would wrap its exception in a group
+            await work()
+        except Exception as exc:
+            failure = exc
+        tasks.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
