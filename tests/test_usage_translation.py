@@ -1,0 +1,422 @@
+"""Usage through a translator: each writer gives the client the counts in its own API's
+meaning, from any API's answer, streamed and complete, read by the client's own SDK.
+
+Every source answer below prompted 5,000 tokens, 4,096 of them read from a cache. The
+APIs whose input count holds the cached tokens (Chat Completions, Responses, Gemini,
+Cohere, Ollama) report 5,000 with 4,096 cached; Anthropic and Bedrock report the
+uncached rest apart (here 804, with 100 more written to the cache). Whatever the source,
+a client whose input count holds the cache sees 5,000 in it; an Anthropic or Bedrock
+client sees only the uncached rest, so a context meter or a cost counts no token twice.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import laminate
+from laminate import (
+    BlockEnd,
+    BlockStart,
+    Event,
+    NormalizedResponse,
+    ResponseDone,
+    ResponseStart,
+    StreamNormalizer,
+    Text,
+    TextDelta,
+    Usage,
+)
+from laminate._apis.registry import APIS
+from laminate._framing import SSEDecoder
+
+from .test_encode import WRITERS, encode
+
+TOTAL, CACHED, WRITTEN, OUTPUT = 5000, 4096, 100, 20
+INCLUSIVE = ("openai", "openai-responses", "gemini", "cohere", "ollama")
+EXCLUSIVE = ("anthropic", "bedrock")
+
+_MESSAGE = {"role": "assistant", "content": "hi"}
+# What each API's backend answers, as it answers it.
+BODIES: dict[str, dict[str, Any]] = {
+    "openai": {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "message": _MESSAGE, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": TOTAL,
+            "completion_tokens": OUTPUT,
+            "total_tokens": TOTAL + OUTPUT,
+            "prompt_tokens_details": {"cached_tokens": CACHED},
+        },
+    },
+    "openai-responses": {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 0,
+        "status": "completed",
+        "model": "m",
+        "output": [
+            {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "hi", "annotations": []}],
+            }
+        ],
+        "usage": {
+            "input_tokens": TOTAL,
+            "output_tokens": OUTPUT,
+            "total_tokens": TOTAL + OUTPUT,
+            "input_tokens_details": {"cached_tokens": CACHED},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    },
+    "gemini": {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": "hi"}]}, "finishReason": "STOP"}
+        ],
+        "modelVersion": "m",
+        "responseId": "r1",
+        "usageMetadata": {
+            "promptTokenCount": TOTAL,
+            "candidatesTokenCount": OUTPUT,
+            "cachedContentTokenCount": CACHED,
+            "totalTokenCount": TOTAL + OUTPUT,
+        },
+    },
+    "cohere": {
+        "id": "c1",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+        "finish_reason": "COMPLETE",
+        "usage": {
+            "billed_units": {"input_tokens": TOTAL - CACHED, "output_tokens": OUTPUT},
+            "tokens": {"input_tokens": TOTAL, "output_tokens": OUTPUT},
+            "cached_tokens": CACHED,
+        },
+    },
+    "ollama": {
+        "model": "m",
+        "created_at": "1970-01-01T00:00:00Z",
+        "message": _MESSAGE,
+        "done": True,
+        "done_reason": "stop",
+        "prompt_eval_count": TOTAL,
+        "prompt_eval_cached_count": CACHED,
+        "eval_count": OUTPUT,
+    },
+    "anthropic": {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [{"type": "text", "text": "hi"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": TOTAL - CACHED - WRITTEN,
+            "output_tokens": OUTPUT,
+            "cache_read_input_tokens": CACHED,
+            "cache_creation_input_tokens": WRITTEN,
+        },
+    },
+    "bedrock": {
+        "output": {"message": {"role": "assistant", "content": [{"text": "hi"}]}},
+        "stopReason": "end_turn",
+        "usage": {
+            "inputTokens": TOTAL - CACHED - WRITTEN,
+            "outputTokens": OUTPUT,
+            "totalTokens": TOTAL + OUTPUT,
+            "cacheReadInputTokens": CACHED,
+            "cacheWriteInputTokens": WRITTEN,
+        },
+        "metrics": {"latencyMs": 1},
+    },
+}
+
+
+def source_answer(api: str) -> NormalizedResponse:
+    return laminate.normalize(json.dumps(BODIES[api]), provider=api)
+
+
+def events(response: NormalizedResponse) -> list[Event]:
+    return [
+        ResponseStart(response.id, response.model, response.provider),
+        BlockStart(0, Text("")),
+        TextDelta(0, "hi"),
+        BlockEnd(0, Text("hi")),
+        ResponseDone(response),
+    ]
+
+
+# What a client sees: (its input count, cache reads, cache writes), or None for a count
+# its API has no field for.
+Seen = tuple[int | None, int | None, int | None]
+
+
+def expected(source: str, target: str) -> Seen:
+    wrote = WRITTEN if source in EXCLUSIVE else None
+    if target in EXCLUSIVE:
+        return (TOTAL - CACHED - (wrote or 0), CACHED, wrote)
+    if target == "openai":  # a server's `cache_write_tokens` detail, kept where reported
+        return (TOTAL, CACHED, wrote)
+    return (TOTAL, CACHED, None)
+
+
+def test_every_reader_says_what_its_input_count_means() -> None:
+    for api in BODIES:
+        usage = source_answer(api).usage
+        assert usage.input_includes_cache is (api in INCLUSIVE), api
+        assert usage.total_input_tokens == TOTAL, api
+        assert usage.cache_read_tokens == CACHED, api
+    assert set(BODIES) == set(WRITERS) == set(INCLUSIVE + EXCLUSIVE)
+
+
+def test_usage_means_the_same_whichever_convention_holds_it() -> None:
+    inclusive = Usage(TOTAL, OUTPUT, CACHED, input_includes_cache=True)
+    exclusive = Usage(TOTAL - CACHED, OUTPUT, CACHED)
+    assert inclusive == exclusive
+    assert hash(inclusive) == hash(exclusive)
+    assert inclusive.uncached_input_tokens == exclusive.input_tokens == TOTAL - CACHED
+    assert exclusive.total_input_tokens == inclusive.input_tokens == TOTAL
+    assert Usage(TOTAL, OUTPUT, CACHED) != inclusive  # the cached tokens counted twice
+    unreported = Usage(None, OUTPUT, CACHED, input_includes_cache=True)
+    assert unreported.total_input_tokens is None
+    assert unreported.uncached_input_tokens is None
+    assert Usage(10, 1).total_input_tokens == Usage(10, 1).uncached_input_tokens == 10
+    # A provider that reports more cached tokens than input: never a negative count.
+    assert Usage(10, 1, 20, input_includes_cache=True).uncached_input_tokens == 0
+
+
+def test_the_convention_survives_to_dict() -> None:
+    response = source_answer("openai")
+    data = json.loads(json.dumps(response.to_dict()))
+    assert data["usage"]["input_includes_cache"] is True
+    back = NormalizedResponse.from_dict(data)
+    assert back.usage.input_includes_cache
+    assert back.usage == response.usage
+    assert "input_includes_cache" not in source_answer("anthropic").to_dict()["usage"]
+    data["usage"]["input_includes_cache"] = "yes"
+    with pytest.raises(ValueError, match="input_includes_cache"):
+        NormalizedResponse.from_dict(data)
+
+
+# -- what each client's SDK reads ------------------------------------------------------------
+
+
+def _sse(data: bytes) -> list[Any]:
+    decoder = SSEDecoder()
+    return [json.loads(f.data) for f in decoder.feed(data) + decoder.close() if f.data != "[DONE]"]
+
+
+def _openai_stream(data: bytes) -> Seen:
+    streaming = pytest.importorskip("openai.lib.streaming.chat")
+    chunk_type = pytest.importorskip("openai.types.chat").ChatCompletionChunk
+    construct = pytest.importorskip("openai._models").construct_type
+    state = streaming.ChatCompletionStreamState()
+    payloads = _sse(data)
+    for payload in payloads:
+        state.handle_chunk(construct(type_=chunk_type, value=payload))
+    usage = state.current_completion_snapshot.usage
+    details = payloads[-1]["usage"].get("prompt_tokens_details", {})
+    return (usage.prompt_tokens, usage.prompt_tokens_details.cached_tokens,
+            details.get("cache_write_tokens"))  # fmt: skip
+
+
+def _openai_body(body: dict[str, Any]) -> Seen:
+    chat = pytest.importorskip("openai.types.chat")
+    construct = pytest.importorskip("openai._models").construct_type
+    usage = construct(type_=chat.ChatCompletion, value=body).usage
+    details = body["usage"].get("prompt_tokens_details", {})
+    return (usage.prompt_tokens, usage.prompt_tokens_details.cached_tokens,
+            details.get("cache_write_tokens"))  # fmt: skip
+
+
+def _responses_usage(usage: Any) -> Seen:
+    return (usage.input_tokens, usage.input_tokens_details.cached_tokens, None)
+
+
+def _responses_stream(data: bytes) -> Seen:
+    responses = pytest.importorskip("openai.lib.streaming.responses._responses")
+    event_type = pytest.importorskip("openai.types.responses").ResponseStreamEvent
+    construct = pytest.importorskip("openai._models").construct_type
+    omit = pytest.importorskip("openai").omit
+    state = responses.ResponseStreamState(input_tools=omit, text_format=omit)
+    final: Any = None
+    for payload in _sse(data):
+        for event in state.handle_event(construct(type_=event_type, value=payload)):
+            if event.type == "response.completed":
+                final = event.response
+    return _responses_usage(final.usage)
+
+
+def _responses_body(body: dict[str, Any]) -> Seen:
+    types = pytest.importorskip("openai.types.responses")
+    construct = pytest.importorskip("openai._models").construct_type
+    return _responses_usage(construct(type_=types.Response, value=body).usage)
+
+
+def _anthropic_usage(usage: Any) -> Seen:
+    return (usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens)
+
+
+def _anthropic_stream(data: bytes) -> Seen:
+    messages = pytest.importorskip("anthropic.lib.streaming._messages")
+    event_type = pytest.importorskip("anthropic.types").RawMessageStreamEvent
+    construct = pytest.importorskip("anthropic._models").construct_type
+    snapshot: Any = None
+    buffers: dict[int, bytes] = {}
+    for payload in _sse(data):
+        event = construct(type_=event_type, value=payload)
+        snapshot = messages.accumulate_event(
+            event=event, current_snapshot=snapshot, json_bufs=buffers
+        )
+    return _anthropic_usage(snapshot.usage)
+
+
+def _anthropic_body(body: dict[str, Any]) -> Seen:
+    types = pytest.importorskip("anthropic.types")
+    construct = pytest.importorskip("anthropic._models").construct_type
+    return _anthropic_usage(construct(type_=types.Message, value=body).usage)
+
+
+def _gemini_body(body: dict[str, Any]) -> Seen:
+    types = pytest.importorskip("google.genai.types")
+    usage = types.GenerateContentResponse.model_validate(body).usage_metadata
+    return (usage.prompt_token_count, usage.cached_content_token_count, None)
+
+
+def _gemini_stream(data: bytes) -> Seen:
+    return _gemini_body(_sse(data)[-1])
+
+
+def _cohere_body(body: dict[str, Any]) -> Seen:
+    cohere = pytest.importorskip("cohere")
+    construct = pytest.importorskip("cohere.core.unchecked_base_model").construct_type
+    usage = construct(type_=cohere.ChatResponse, object_=body).usage
+    return (usage.tokens.input_tokens, usage.cached_tokens, None)
+
+
+def _cohere_stream(data: bytes) -> Seen:
+    cohere = pytest.importorskip("cohere")
+    construct = pytest.importorskip("cohere.core.unchecked_base_model").construct_type
+    (end,) = [p for p in _sse(data) if p.get("type") == "message-end"]
+    usage = construct(type_=cohere.StreamedChatResponseV2, object_=end).delta.usage
+    return (usage.tokens.input_tokens, usage.cached_tokens, None)
+
+
+def _ollama_body(body: dict[str, Any]) -> Seen:
+    ollama = pytest.importorskip("ollama")
+    response = ollama.ChatResponse.model_validate(body)
+    # The SDK has no field for the cache reads yet: they are read from the JSON.
+    return (response.prompt_eval_count, body.get("prompt_eval_cached_count"), None)
+
+
+def _ollama_stream(data: bytes) -> Seen:
+    lines = [json.loads(line) for line in data.splitlines() if line.strip()]
+    return _ollama_body(lines[-1])
+
+
+def _bedrock_usage(usage: dict[str, Any]) -> Seen:
+    assert usage["totalTokens"] == TOTAL + OUTPUT
+    return (usage["inputTokens"], usage.get("cacheReadInputTokens"),
+            usage.get("cacheWriteInputTokens"))  # fmt: skip
+
+
+def _bedrock_stream(data: bytes) -> Seen:
+    eventstream = pytest.importorskip("botocore.eventstream")
+    buffer = eventstream.EventStreamBuffer()
+    buffer.add_data(data)
+    (metadata,) = [json.loads(m.payload) for m in buffer if m.headers[":event-type"] == "metadata"]
+    return _bedrock_usage(metadata["usage"])
+
+
+def _bedrock_body(body: dict[str, Any]) -> Seen:
+    session = pytest.importorskip("botocore.session").get_session()
+    parsers = pytest.importorskip("botocore.parsers")
+    model = session.get_service_model("bedrock-runtime")
+    shape = model.operation_model("Converse").output_shape
+    raw = {"body": json.dumps(body).encode(), "headers": {}, "status_code": 200}
+    output = parsers.create_parser(model.protocol).parse(raw, shape)
+    return _bedrock_usage(output["usage"])
+
+
+CLIENTS: dict[str, tuple[Callable[[bytes], Seen], Callable[[dict[str, Any]], Seen]]] = {
+    "openai": (_openai_stream, _openai_body),
+    "openai-responses": (_responses_stream, _responses_body),
+    "anthropic": (_anthropic_stream, _anthropic_body),
+    "gemini": (_gemini_stream, _gemini_body),
+    "cohere": (_cohere_stream, _cohere_body),
+    "ollama": (_ollama_stream, _ollama_body),
+    "bedrock": (_bedrock_stream, _bedrock_body),
+}
+
+
+def _inputs(usage: Usage) -> tuple[int | None, ...]:
+    """The input counts in both meanings, and the output (a target may write a 0 for a
+    reasoning count the source left out)."""
+    return (
+        usage.total_input_tokens,
+        usage.uncached_input_tokens,
+        usage.cache_read_tokens,
+        usage.cache_write_tokens,
+        usage.output_tokens,
+    )
+
+
+PAIRS = [
+    pytest.param(source, target, id=f"{source}->{target}")
+    for source in BODIES
+    for target in CLIENTS
+]
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS)
+def test_a_streamed_answer_counts_usage_in_the_clients_meaning(source: str, target: str) -> None:
+    response = source_answer(source)
+    data = encode(events(response), target)
+    assert CLIENTS[target][0](data) == expected(source, target)
+    # laminate reads back the same usage, in the target's meaning.
+    back = StreamNormalizer(target)
+    written = [*back.feed(data), *back.close()]
+    done = written[-1]
+    assert isinstance(done, ResponseDone)
+    assert done.response.usage.input_includes_cache is APIS[target].input_includes_cache
+    assert done.response.usage.total_input_tokens == TOTAL
+    if expected(source, target)[2] is not None or source in INCLUSIVE:
+        assert _inputs(done.response.usage) == _inputs(response.usage)
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS)
+def test_a_complete_body_counts_usage_in_the_clients_meaning(source: str, target: str) -> None:
+    response = source_answer(source)
+    body = json.loads(json.dumps(laminate.encode_response(response, target)))
+    assert CLIENTS[target][1](body) == expected(source, target)
+    back = laminate.normalize(json.dumps(body), provider=target)
+    assert back.usage.total_input_tokens == TOTAL
+    if expected(source, target)[2] is not None or source in INCLUSIVE:
+        assert _inputs(back.usage) == _inputs(response.usage)
+
+
+@pytest.mark.parametrize("target", list(CLIENTS))
+def test_an_own_answer_keeps_its_counts_as_sent(target: str) -> None:
+    response = source_answer(target)
+    body = laminate.encode_response(response, target)
+    assert laminate.normalize(json.dumps(body), provider=target).usage.input_tokens == (
+        response.usage.input_tokens
+    )
+
+
+# -- every streamed answer carries usage -----------------------------------------------------
+
+
+@pytest.mark.parametrize("target", list(CLIENTS))
+def test_every_stream_carries_the_usage(target: str) -> None:
+    response = source_answer("ollama")
+    assert CLIENTS[target][0](encode(events(response), target))[0] is not None
