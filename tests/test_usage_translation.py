@@ -420,3 +420,136 @@ def test_an_own_answer_keeps_its_counts_as_sent(target: str) -> None:
 def test_every_stream_carries_the_usage(target: str) -> None:
     response = source_answer("ollama")
     assert CLIENTS[target][0](encode(events(response), target))[0] is not None
+
+
+# -- through the proxy -----------------------------------------------------------------------
+
+_CHUNK = {"id": "chatcmpl-9", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+
+
+def _chat_answer() -> bytes:
+    chunks = [
+        {**_CHUNK, "choices": [{"index": 0, "delta": {"role": "assistant", "content": "hi"}}]},
+        {**_CHUNK, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {**_CHUNK, "choices": [], "usage": BODIES["openai"]["usage"]},
+    ]
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + (
+        b"data: [DONE]\n\n"
+    )
+
+
+def _anthropic_answer() -> bytes:
+    usage = dict(BODIES["anthropic"]["usage"])
+    start = {**BODIES["anthropic"], "content": [], "stop_reason": None}
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"message": {**start, "usage": {**usage, "output_tokens": 1}}}),
+        ("content_block_start", {"index": 0, "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"index": 0, "delta": {"type": "text_delta", "text": "hi"}}),
+        ("content_block_stop", {"index": 0}),
+        ("message_delta", {"delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 20}}),
+        ("message_stop", {}),
+    ]
+    return b"".join(
+        f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n".encode()
+        for name, data in events
+    )
+
+
+# Each backend's API: the path the proxy asks after the backend's base, and its stream
+# (its complete body is the API's in BODIES).
+_BACKENDS: dict[str, tuple[str, Callable[[], bytes]]] = {
+    "openai": ("/chat/completions", _chat_answer),
+    "anthropic": ("/v1/messages", _anthropic_answer),
+}
+
+
+@pytest.fixture(scope="module")
+def cached_proxy() -> Any:
+    """A proxy in front of a Chat Completions and an Anthropic backend that report cached
+    tokens (model `<api>-streamed` or `<api>-whole` goes to the backend of that API,
+    which answers as its name says); and the proxy's log lines."""
+    loopback = pytest.importorskip("tests.loopback")
+    proxy = pytest.importorskip("laminate.proxy")
+    with loopback.LoopbackServer() as server:
+        backends = []
+        for api, (path, streamed) in _BACKENDS.items():
+            # A body per base: the backend's path is its base plus the API's own.
+            bodies = {
+                "streamed": ("text/event-stream", streamed()),
+                "whole": ("application/json", json.dumps(BODIES[api]).encode()),
+            }
+            for name, answer in bodies.items():
+                server.app.bodies[f"{api}-{name}{path}"] = answer
+                base = f"{server.url}/body/{api}-{name}"
+                backends.append(proxy.Backend(api, base, models={f"{api}-{name}": "m"}))
+        lines: list[str] = []
+        config = proxy.ProxyConfig(
+            backends=tuple(backends),
+            timeouts=proxy.Timeouts(connect=10, read=60, idle=60),
+            log=lines.append,
+        )
+        with proxy.proxy_server(config) as url:
+            yield url, lines
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "body"])
+def test_an_anthropic_client_behind_the_proxy_counts_no_token_twice(
+    cached_proxy: Any, stream: bool
+) -> None:
+    anthropic = pytest.importorskip("anthropic")
+    url, lines = cached_proxy
+    client = anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0)
+    asked: dict[str, Any] = {
+        "model": "openai-streamed" if stream else "openai-whole",
+        "max_tokens": 64,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    if stream:
+        with client.messages.stream(**asked) as answer:
+            message = answer.get_final_message()
+    else:
+        message = client.messages.create(**asked)
+    assert message.id
+    assert [b.text for b in message.content if b.type == "text"] == ["hi"]
+    usage = message.usage
+    assert usage.input_tokens == TOTAL - CACHED
+    assert usage.cache_read_input_tokens == CACHED
+    assert usage.cache_creation_input_tokens is None
+    assert usage.output_tokens == OUTPUT
+    # The log counts every input token, cached or not, as every backend's answer does.
+    logged = json.loads(lines[-1])
+    assert (logged["input_tokens"], logged["output_tokens"]) == (TOTAL, OUTPUT)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "body"])
+def test_an_openai_client_behind_the_proxy_sees_every_input_token(
+    cached_proxy: Any, stream: bool
+) -> None:
+    openai = pytest.importorskip("openai")
+    url, lines = cached_proxy
+    client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
+    asked: dict[str, Any] = {
+        "model": "anthropic-streamed" if stream else "anthropic-whole",
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    if stream:
+        chunks = list(
+            client.chat.completions.create(
+                **asked, stream=True, stream_options={"include_usage": True}
+            )
+        )
+        assert chunks[0].id
+        usage = chunks[-1].usage
+    else:
+        completion = client.chat.completions.create(**asked)
+        assert completion.id
+        usage = completion.usage
+    assert usage is not None
+    assert usage.prompt_tokens == TOTAL
+    assert usage.prompt_tokens_details is not None
+    assert usage.prompt_tokens_details.cached_tokens == CACHED
+    assert usage.completion_tokens == OUTPUT
+    assert usage.total_tokens == TOTAL + OUTPUT
+    # The log counts the Anthropic backend's input as every other backend's: all of it.
+    logged = json.loads(lines[-1])
+    assert (logged["input_tokens"], logged["output_tokens"]) == (TOTAL, OUTPUT)
