@@ -422,6 +422,83 @@ def test_every_stream_carries_the_usage(target: str) -> None:
     assert CLIENTS[target][0](encode(events(response), target))[0] is not None
 
 
+# -- an answer without ids (Ollama's) gets them ----------------------------------------------
+
+_OLLAMA_CALL = (
+    b'{"model":"m","created_at":"1970-01-01T00:00:00Z","message":{"role":"assistant",'
+    b'"content":"","tool_calls":[{"function":{"name":"f","arguments":{"a":1}}}]},'
+    b'"done":false}\n'
+    b'{"model":"m","created_at":"1970-01-01T00:00:00Z","message":{"role":"assistant",'
+    b'"content":""},"done":true,"done_reason":"stop","prompt_eval_count":5,"eval_count":2}\n'
+)
+
+# Where each API's answer names itself: (stream payload, key) and the body's key.
+_ID_IN_STREAM: dict[str, Callable[[list[Any]], str]] = {
+    "openai": lambda payloads: payloads[0]["id"],
+    "openai-responses": lambda payloads: payloads[0]["response"]["id"],
+    "anthropic": lambda payloads: payloads[0]["message"]["id"],
+    "gemini": lambda payloads: payloads[0]["responseId"],
+    "cohere": lambda payloads: payloads[0]["id"],
+}
+_PREFIXES = {
+    "openai": "chatcmpl-",
+    "openai-responses": "resp_",
+    "anthropic": "msg_",
+    "gemini": "resp-",
+    "cohere": "msg-",
+}
+_ID_IN_BODY = {
+    "openai": "id",
+    "openai-responses": "id",
+    "anthropic": "id",
+    "gemini": "responseId",
+    "cohere": "id",
+}
+
+
+def _ollama_answer() -> tuple[list[Event], NormalizedResponse]:
+    normalizer = StreamNormalizer("ollama")
+    found = [*normalizer.feed(_OLLAMA_CALL), *normalizer.close()]
+    done = found[-1]
+    assert isinstance(done, ResponseDone)
+    assert done.response.id == ""  # Ollama names no answer
+    return found, done.response
+
+
+@pytest.mark.parametrize("target", list(_ID_IN_STREAM))
+def test_an_answer_without_an_id_gets_one_in_every_api(target: str) -> None:
+    found, response = _ollama_answer()
+    (call,) = response.tool_uses()
+    assert call.id  # the reader names the call
+    payloads = _sse(encode(found, target))
+    streamed = _ID_IN_STREAM[target](payloads)
+    assert streamed.startswith(_PREFIXES[target])
+    assert len(streamed) > len(_PREFIXES[target])
+    if target == "openai":
+        assert {p["id"] for p in payloads} == {streamed}
+    if target == "openai-responses":
+        assert payloads[-1]["response"]["id"] == streamed
+    assert call.id.encode() in encode(found, target)
+    body = laminate.encode_response(response, target)
+    assert body[_ID_IN_BODY[target]].startswith(_PREFIXES[target])
+    back = laminate.normalize(json.dumps(body), provider=target)
+    assert back.id == body[_ID_IN_BODY[target]]
+    assert [c.id for c in back.tool_uses()] == [call.id]
+    # Each answer gets its own.
+    assert laminate.encode_response(response, target)[_ID_IN_BODY[target]] != back.id
+
+
+def test_the_anthropic_sdk_reads_an_ollama_answers_ids() -> None:
+    construct = pytest.importorskip("anthropic._models").construct_type
+    types = pytest.importorskip("anthropic.types")
+    _, response = _ollama_answer()
+    message = construct(type_=types.Message, value=laminate.encode_response(response, "anthropic"))
+    assert message.id.startswith("msg_")
+    written = [b.id for b in message.content if isinstance(b, types.ToolUseBlock)]
+    assert written == [c.id for c in response.tool_uses()]
+    assert all(written)
+
+
 # -- through the proxy -----------------------------------------------------------------------
 
 _CHUNK = {"id": "chatcmpl-9", "object": "chat.completion.chunk", "created": 0, "model": "m"}

@@ -91,6 +91,7 @@ class AnthropicWriter(StreamWriter):
     """Writes Messages stream events."""
 
     name = "anthropic"
+    id_prefix = "msg_"
 
     def __init__(self) -> None:
         super().__init__()

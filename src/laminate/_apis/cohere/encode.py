@@ -120,6 +120,7 @@ class CohereWriter(StreamWriter):
     """Writes Cohere v2 chat stream events."""
 
     name = "cohere"
+    id_prefix = "msg-"
 
     def __init__(self) -> None:
         super().__init__()

@@ -67,6 +67,7 @@ class GeminiWriter(StreamWriter):
     """Writes ``GenerateContentResponse`` chunks."""
 
     name = "gemini"
+    id_prefix = "resp-"
 
     def __init__(self) -> None:
         super().__init__()

@@ -48,6 +48,7 @@ class OpenAIChatWriter(StreamWriter):
     """Writes ``chat.completion.chunk`` frames."""
 
     name = "openai"
+    id_prefix = "chatcmpl-"
     custom_calls = True  # custom (free-form) tool calls are written as such
 
     def __init__(self) -> None:

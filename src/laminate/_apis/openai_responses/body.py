@@ -8,8 +8,12 @@ from typing import Any, Final
 from ..._core.flex import FlexValue
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import arguments_text
+from ..writer import new_id
 
-__all__ = ["usage_of", "write_body"]
+__all__ = ["ID_PREFIX", "usage_of", "write_body"]
+
+ID_PREFIX: Final = "resp_"
+"""How the API's response ids begin (an answer without one gets one so begun)."""
 
 
 # Why a Responses answer stopped early, by stop-reason kind.
@@ -89,7 +93,7 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
     incomplete = _INCOMPLETE.get(r.stop_reason.kind or "")
     refusal = r.stop_reason.kind == "refusal"
     return {
-        "id": r.id,
+        "id": r.id or new_id(ID_PREFIX),
         "object": "response",
         "created_at": 0,
         "status": "incomplete" if incomplete else "completed",
