@@ -119,8 +119,14 @@ def _done_event(response: NormalizedResponse) -> list[laminate.Event]:
 
 
 def test_gemini_usage_counts_the_thoughts_apart() -> None:
-    usage = Usage(input_tokens=10, output_tokens=50, cache_read_tokens=4, reasoning_tokens=30)
-    response = NormalizedResponse("r", "m", "anthropic", [], StopReason.END_TURN, usage)
+    usage = Usage(
+        input_tokens=10,
+        output_tokens=50,
+        cache_read_tokens=4,
+        reasoning_tokens=30,
+        input_includes_cache=True,
+    )
+    response = NormalizedResponse("r", "m", "openai", [], StopReason.END_TURN, usage)
     last = sse_payloads(encode(_done_event(response), "gemini"))[-1]
     assert last["usageMetadata"] == {
         "promptTokenCount": 10,

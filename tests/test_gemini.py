@@ -223,7 +223,9 @@ def test_usage_is_cumulative_and_output_counts_thoughts() -> None:
             },
         ),
     )
-    assert run(data).usage == Usage(5, 9, cache_read_tokens=3, reasoning_tokens=7)
+    assert run(data).usage == Usage(
+        5, 9, cache_read_tokens=3, reasoning_tokens=7, input_includes_cache=True
+    )
 
 
 def test_the_chosen_candidate_is_read() -> None:

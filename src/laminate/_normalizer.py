@@ -583,6 +583,7 @@ class StreamNormalizer:
         self._provider = provider
         self._assembler.provider = provider
         record = APIS[provider]
+        self._assembler.input_includes_cache = record.input_includes_cache
         self._handler = record.handler(self._assembler, self._handler_options)
         if record.model_from_url is not None and self._url_path:
             self._assembler.start("", record.model_from_url(self._url_path))  # no id yet

@@ -56,5 +56,7 @@ def read_body(
     error = bare_error(data)
     if error is not None:
         raise error
-    api(provider).read_body(assembler, data, options)
+    record = api(provider)
+    assembler.input_includes_cache = record.input_includes_cache
+    record.read_body(assembler, data, options)
     assembler.complete()

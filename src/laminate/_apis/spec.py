@@ -345,6 +345,9 @@ class Api:
     """A new stream handler feeding ``assembler``."""
     read_body: Callable[[Assembler, Mapping[str, Any], HandlerOptions], None]
     """Reads a complete (non-streaming) body into an assembler."""
+    input_includes_cache: bool = False
+    """Whether its input count already holds the cached tokens (``Usage``'s field of the
+    same name; the assembler of each of its answers is told)."""
     tool: Callable[[ToolDefinition], Message]
     """One entry of the request's ``tools`` array."""
     tools_array: Callable[[list[Message]], list[Message]] = list

@@ -20,6 +20,7 @@ one JSON string spliced in, so the hot path costs one string escape and a few jo
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Mapping
 from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any, ClassVar, Protocol
@@ -64,6 +65,7 @@ __all__ = [
     "dumps",
     "json_bytes",
     "ndjson_line",
+    "new_id",
     "sse_data",
     "sse_event",
     "wire_stop",
@@ -109,6 +111,12 @@ def dumps(value: Any) -> bytes:
         return text.encode()
     except UnicodeEncodeError:  # a lone surrogate: JSON's \u escapes can carry it
         return json.dumps(value, separators=(",", ":")).encode()
+
+
+def new_id(prefix: str) -> str:
+    """A fresh answer id for an answer that came without one (Ollama names none):
+    ``prefix`` and 24 hex digits, unique to this answer."""
+    return prefix + uuid.uuid4().hex[:24]
 
 
 def wire_stop(stop: StopReason, table: Mapping[str, StopReason], by_kind: Mapping[str, str]) -> str:
@@ -187,6 +195,9 @@ class StreamWriter:
     """
 
     name: ClassVar[str] = ""
+    id_prefix: ClassVar[str] = ""
+    """How this API's answer ids begin: an answer that came without an id (Ollama's)
+    gets one so begun (:func:`new_id`), for an API whose answers carry one."""
     custom_calls: ClassVar[bool] = False
     """Whether the API has custom (free-form) tool calls. A writer whose API has none is
     handed such a call as a function call of one string parameter, ``input``: its text
@@ -195,6 +206,9 @@ class StreamWriter:
     def __init__(self) -> None:
         self.provider = ""
         """The ``provider`` of the answer being written (from ``ResponseStart``)."""
+        self.answer_id = ""
+        """The id written for the answer: its own, or, for one that came without an id,
+        a fresh one (:attr:`id_prefix`)."""
         self._live: set[int] = set()
         self._held: dict[int, list[str]] = {}  # calls not named yet: their fragments
         self._wrapped: set[int] = set()  # custom calls written as functions of one string
@@ -238,7 +252,7 @@ class StreamWriter:
                     raise self._order_error(event, "the response already started")
                 self._started = True
                 self.provider = event.provider
-                return self.start(event)
+                return self.start(self._named(event))
             case BlockStart(index, block):
                 if index in self._live:
                     raise self._order_error(event, f"block {index} is already open")
@@ -316,7 +330,14 @@ class StreamWriter:
         if response is not None:
             start = ResponseStart(response.id, response.model, response.provider)
         self.provider = start.provider
-        return self.start(start)
+        return self.start(self._named(start))
+
+    def _named(self, start: ResponseStart) -> ResponseStart:
+        """``start`` with a non-empty id: an answer without one gets a fresh one."""
+        if not start.id:
+            start = ResponseStart(new_id(self.id_prefix), start.model, start.provider)
+        self.answer_id = start.id
+        return start
 
     def _order_error(self, event: Event, why: str) -> LaminateError:
         return LaminateError(

@@ -244,6 +244,9 @@ class Assembler:
         self._tool_ids: set[str] = set()
         self._usage: dict[str, int | None] = dict.fromkeys(_USAGE_FIELDS)
         self._usage_raw: dict[str, Any] = {}
+        self.input_includes_cache = False
+        """Whether the API's input count holds its cached tokens (``Usage``'s field of the
+        same name): set by whoever picks the API's reader."""
 
     # -- response-level verbs -------------------------------------------------
 
@@ -752,7 +755,11 @@ class Assembler:
         return self._response(content, stop_reason)
 
     def _response(self, content: list[ContentBlock], stop_reason: StopReason) -> NormalizedResponse:
-        usage = Usage(**self._usage, raw=dict(self._usage_raw))
+        usage = Usage(
+            **self._usage,
+            raw=dict(self._usage_raw),
+            input_includes_cache=self.input_includes_cache,
+        )
         raw = FlexValue(self.raw_frames)
         return NormalizedResponse(
             self.id, self.model, self.provider, content, stop_reason, usage, raw

@@ -116,12 +116,23 @@ for _kind in StopReason.KINDS:
     setattr(StopReason, _kind.upper(), StopReason(_kind, _kind))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Usage:
     """Token counts as the provider reported them: ``None`` where it reported nothing.
 
-    ``raw`` keeps the provider's usage objects merged as received; it takes no part in
-    equality, so a stream and the complete body of the same answer compare equal.
+    ``input_tokens`` keeps the provider's own meaning, which ``input_includes_cache``
+    states: ``True`` where the API's input count already holds the cached tokens (Chat
+    Completions' ``prompt_tokens``, the Responses API's and Cohere's ``input_tokens``,
+    Gemini's ``promptTokenCount``, Ollama's ``prompt_eval_count``), ``False`` where cache
+    reads and writes are counted apart from it (Anthropic's ``input_tokens``, Bedrock's
+    ``inputTokens``; the default). :attr:`total_input_tokens` and
+    :attr:`uncached_input_tokens` give the count in either meaning.
+
+    Two usages are equal when they mean the same counts (the same uncached input, cache
+    reads and writes, output and reasoning), whichever meaning each one's
+    ``input_tokens`` has. ``raw`` keeps the provider's usage objects merged as received;
+    it takes no part in equality, so a stream and the complete body of the same answer
+    compare equal.
     """
 
     input_tokens: int | None = None
@@ -129,7 +140,46 @@ class Usage:
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
     reasoning_tokens: int | None = None
-    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+    raw: dict[str, Any] = field(default_factory=dict)
+    input_includes_cache: bool = False
+    """Whether ``input_tokens`` already counts ``cache_read_tokens`` and
+    ``cache_write_tokens`` (the meaning of the API the counts came from)."""
+
+    @property
+    def total_input_tokens(self) -> int | None:
+        """Every input token, cached or not (OpenAI's and Gemini's meaning of their input
+        count); ``None`` when no input count was reported."""
+        if self.input_tokens is None or self.input_includes_cache:
+            return self.input_tokens
+        return self.input_tokens + (self.cache_read_tokens or 0) + (self.cache_write_tokens or 0)
+
+    @property
+    def uncached_input_tokens(self) -> int | None:
+        """The input tokens neither read from nor written to a cache (Anthropic's and
+        Bedrock's meaning of their input count); ``None`` when no input count was
+        reported. Never below 0, even for a provider that reports more cached tokens
+        than input tokens."""
+        if self.input_tokens is None or not self.input_includes_cache:
+            return self.input_tokens
+        cached = (self.cache_read_tokens or 0) + (self.cache_write_tokens or 0)
+        return max(0, self.input_tokens - cached)
+
+    def _meaning(self) -> tuple[int | None, ...]:
+        return (
+            self.uncached_input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+            self.reasoning_tokens,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return self._meaning() == other._meaning()
+
+    def __hash__(self) -> int:
+        return hash(self._meaning())
 
 
 class _BlockMixin:

@@ -85,13 +85,16 @@ def stop_reason_to_dict(stop: StopReason) -> dict[str, Any]:
 
 
 def usage_to_dict(usage: Usage) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "cache_read_tokens": usage.cache_read_tokens,
         "cache_write_tokens": usage.cache_write_tokens,
         "reasoning_tokens": usage.reasoning_tokens,
     }
+    if usage.input_includes_cache:  # written only when set: false is the default
+        data["input_includes_cache"] = True
+    return data
 
 
 def response_to_dict(response: NormalizedResponse) -> dict[str, Any]:
@@ -192,6 +195,13 @@ def _count(data: dict[str, Any], key: str) -> int | None:
     return value
 
 
+def _flag(data: dict[str, Any], key: str) -> bool:
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"usage: {key!r} is not a boolean")
+    return value
+
+
 def response_from_dict(data: Any) -> NormalizedResponse:
     """The response that :func:`response_to_dict` wrote."""
     what = "response"
@@ -213,6 +223,7 @@ def response_from_dict(data: Any) -> NormalizedResponse:
             cache_read_tokens=_count(usage, "cache_read_tokens"),
             cache_write_tokens=_count(usage, "cache_write_tokens"),
             reasoning_tokens=_count(usage, "reasoning_tokens"),
+            input_includes_cache=_flag(usage, "input_includes_cache"),
         ),
     )
 

@@ -55,8 +55,8 @@ class Exchange:
         self.disconnected = False
 
     def usage(self, usage: Usage | None) -> None:
-        if usage is not None:
-            self.input_tokens = usage.input_tokens
+        if usage is not None:  # every input token, cached or not, whatever the backend
+            self.input_tokens = usage.total_input_tokens
             self.output_tokens = usage.output_tokens
 
     def line(self) -> str:

@@ -8,7 +8,8 @@ from typing import Any, Final
 
 from ..._core.flex import FlexValue
 from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
-from .encode import stop_of, usage_of
+from ..writer import new_id
+from .encode import AnthropicWriter, stop_of, usage_of
 
 __all__ = ["error_body", "write_body"]
 
@@ -44,7 +45,7 @@ def _content(blocks: list[Any]) -> list[dict[str, Any]]:
 
 def write_body(r: NormalizedResponse) -> dict[str, Any]:
     return {
-        "id": r.id,
+        "id": r.id or new_id(AnthropicWriter.id_prefix),
         "type": "message",
         "role": "assistant",
         "model": r.model,

@@ -72,9 +72,11 @@ def stop_of(response: NormalizedResponse) -> str:
 
 def usage_of(response: NormalizedResponse) -> dict[str, int]:
     """The ``usage`` written for ``response`` (``message_delta``'s, a body's): every count
-    that was reported, and the two the schema requires (0 when not reported)."""
+    that was reported, and the two the schema requires (0 when not reported).
+    ``input_tokens`` is the uncached input, as Anthropic counts it, whatever API the
+    counts came from; cache reads and writes have their own counts."""
     u = response.usage
-    usage = {"input_tokens": u.input_tokens or 0, "output_tokens": u.output_tokens or 0}
+    usage = {"input_tokens": u.uncached_input_tokens or 0, "output_tokens": u.output_tokens or 0}
     usage.update(
         counts(
             cache_creation_input_tokens=u.cache_write_tokens,
@@ -88,6 +90,7 @@ class AnthropicWriter(StreamWriter):
     """Writes Messages stream events."""
 
     name = "anthropic"
+    id_prefix = "msg_"
 
     def __init__(self) -> None:
         super().__init__()

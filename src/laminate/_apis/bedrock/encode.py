@@ -110,7 +110,9 @@ def stop_of(response: NormalizedResponse) -> str:
 def usage_of(response: NormalizedResponse) -> dict[str, int]:
     """The ``usage`` written for ``response`` (``metadata``'s, a body's): the three counts
     the schema requires (0 when not reported) and the cache counts that were reported;
-    ``{}`` when nothing was counted."""
+    ``{}`` when nothing was counted. ``inputTokens`` is the uncached input, as Bedrock
+    counts it, whatever API the counts came from; ``totalTokens`` counts every input
+    token, cached or not, and the output."""
     u = response.usage
     if all(
         count is None
@@ -118,9 +120,9 @@ def usage_of(response: NormalizedResponse) -> dict[str, int]:
     ):
         return {}
     usage = {
-        "inputTokens": u.input_tokens or 0,
+        "inputTokens": u.uncached_input_tokens or 0,
         "outputTokens": u.output_tokens or 0,
-        "totalTokens": (u.input_tokens or 0) + (u.output_tokens or 0),
+        "totalTokens": (u.total_input_tokens or 0) + (u.output_tokens or 0),
     }
     usage.update(
         counts(

@@ -60,6 +60,7 @@ API = Api(
     framing="sse",
     handler=CohereHandler,
     read_body=parse_body,
+    input_includes_cache=True,
     tool=request.tool,
     assistant=request.assistant,
     results=request.results,

@@ -15,7 +15,8 @@ from typing import Any
 from ..._core.flex import FlexValue
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import arguments_text, copy_value
-from .encode import stop_of, usage_of
+from ..writer import new_id
+from .encode import CohereWriter, stop_of, usage_of
 from .stream import PLAN_ID
 
 __all__ = ["write_body"]
@@ -53,4 +54,5 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         message["tool_calls"] = tool_calls
     if citations:
         message["citations"] = citations
-    return {"id": r.id, "message": message, "finish_reason": stop_of(r), "usage": usage_of(r)}
+    answer_id = r.id or new_id(CohereWriter.id_prefix)
+    return {"id": answer_id, "message": message, "finish_reason": stop_of(r), "usage": usage_of(r)}

@@ -101,9 +101,11 @@ def stop_of(response: NormalizedResponse) -> str:
 def usage_of(response: NormalizedResponse) -> dict[str, Any]:
     """The ``usage`` written for ``response`` (``message-end``'s, a body's): the token
     counts that were reported, the cache reads, and the billed units (Cohere's own, or
-    another API's token counts)."""
+    another API's token counts). ``input_tokens`` counts every input token, cached or
+    not, as Cohere's ``cached_tokens`` are a share of it, whatever API the counts came
+    from."""
     u = response.usage
-    tokens = counts(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
+    tokens = counts(input_tokens=u.total_input_tokens, output_tokens=u.output_tokens)
     billed = u.raw.get("billed_units") if response.provider == CohereWriter.name else tokens
     usage: dict[str, Any] = {}
     if isinstance(billed, dict):
@@ -118,6 +120,7 @@ class CohereWriter(StreamWriter):
     """Writes Cohere v2 chat stream events."""
 
     name = "cohere"
+    id_prefix = "msg-"
 
     def __init__(self) -> None:
         super().__init__()

@@ -50,6 +50,7 @@ API = Api(
     framing="sse",
     handler=GeminiHandler,
     read_body=parse_body,
+    input_includes_cache=True,
     tool=request.tool,
     tools_array=request.tools_array,
     assistant=request.assistant,

@@ -14,7 +14,8 @@ from typing import Any, Final
 
 from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import copy_value
-from .encode import stop_of, usage_of
+from ..writer import new_id
+from .encode import GeminiWriter, stop_of, usage_of
 from .stream import METADATA
 
 __all__ = ["error_body", "write_body"]
@@ -50,7 +51,7 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         "candidates": [candidate],
         "usageMetadata": usage_of(r),
         "modelVersion": r.model,
-        "responseId": r.id,
+        "responseId": r.id or new_id(GeminiWriter.id_prefix),
     }
 
 

@@ -67,6 +67,7 @@ class GeminiWriter(StreamWriter):
     """Writes ``GenerateContentResponse`` chunks."""
 
     name = "gemini"
+    id_prefix = "resp-"
 
     def __init__(self) -> None:
         super().__init__()
@@ -171,8 +172,11 @@ def stop_of(response: NormalizedResponse) -> str:
 
 def usage_of(response: NormalizedResponse) -> dict[str, int]:
     """The ``usageMetadata`` written for ``response`` (the last chunk's, a body's): the
-    counts that were reported, the thoughts apart from the answer."""
+    counts that were reported, the thoughts apart from the answer. ``promptTokenCount``
+    counts every input token, cached or not, as Gemini's does (cache writes fold into
+    it), whatever API the counts came from."""
     u = response.usage
+    prompt = u.total_input_tokens
     candidates = u.output_tokens
     thoughts = u.reasoning_tokens
     if candidates is not None and thoughts is not None:
@@ -180,13 +184,13 @@ def usage_of(response: NormalizedResponse) -> dict[str, int]:
     elif candidates is None:
         thoughts = None  # a reader adds them to the output: no output, no share of it
     usage = counts(
-        promptTokenCount=u.input_tokens,
+        promptTokenCount=prompt,
         candidatesTokenCount=candidates,
         thoughtsTokenCount=thoughts,
         cachedContentTokenCount=u.cache_read_tokens,
     )
-    if u.input_tokens is not None and u.output_tokens is not None:
-        usage["totalTokenCount"] = u.input_tokens + u.output_tokens
+    if prompt is not None and u.output_tokens is not None:
+        usage["totalTokenCount"] = prompt + u.output_tokens
     return usage
 
 

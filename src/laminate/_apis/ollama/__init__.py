@@ -37,6 +37,7 @@ API = Api(
     framing="ndjson",
     handler=OllamaHandler,
     read_body=parse_body,
+    input_includes_cache=True,
     tool=request.tool,
     assistant=request.assistant,
     results=request.results,

@@ -31,7 +31,7 @@ _CREATED: Final = b'"created_at":"1970-01-01T00:00:00Z",'
 
 # What these writers carry, as this API's reader reads them back.
 CARRIES: Final = Carries(
-    counts=("input_tokens", "output_tokens"),
+    counts=("input_tokens", "output_tokens", "cache_read_tokens"),
     stop_reasons=STOP_REASONS,
     stop_lost={
         "stop_sequence": "end_turn",
@@ -55,9 +55,16 @@ def stop_of(response: NormalizedResponse) -> str:
 
 
 def usage_of(response: NormalizedResponse) -> dict[str, int]:
-    """The counts written for ``response`` (the last line's, a body's): those reported."""
+    """The counts written for ``response`` (the last line's, a body's): those reported.
+    ``prompt_eval_count`` counts every input token, cached or not, as Ollama's does
+    (cache writes fold into it), with ``prompt_eval_cached_count`` the cache reads,
+    whatever API the counts came from."""
     u = response.usage
-    return counts(prompt_eval_count=u.input_tokens, eval_count=u.output_tokens)
+    return counts(
+        prompt_eval_count=u.total_input_tokens,
+        prompt_eval_cached_count=u.cache_read_tokens,
+        eval_count=u.output_tokens,
+    )
 
 
 class OllamaWriter(StreamWriter):

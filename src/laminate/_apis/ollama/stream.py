@@ -38,10 +38,12 @@ _REASONING: Final = "thinking"
 
 
 def usage_counts(obj: Mapping[str, Any]) -> dict[str, int | None]:
-    # `prompt_eval_count` is left out when the whole prompt came from the cache.
+    # `prompt_eval_count` is left out when the whole prompt came from the cache; where
+    # sent it counts the cached tokens too, which `prompt_eval_cached_count` gives.
     return {
         "input_tokens": int_or_none(obj.get("prompt_eval_count")),
         "output_tokens": int_or_none(obj.get("eval_count")),
+        "cache_read_tokens": int_or_none(obj.get("prompt_eval_cached_count")),
     }
 
 
@@ -54,6 +56,7 @@ def stop_reason(raw: str, *, has_tool_calls: bool) -> StopReason:
 
 _USAGE_KEYS: Final = (
     "prompt_eval_count",
+    "prompt_eval_cached_count",
     "eval_count",
     "total_duration",
     "load_duration",

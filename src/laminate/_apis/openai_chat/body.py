@@ -7,7 +7,8 @@ from typing import Any
 
 from ..._core.response import InvalidToolUse, NormalizedResponse, ToolUse, Unknown
 from ..shapes import arguments_text
-from .encode import stop_of, usage_of
+from ..writer import new_id
+from .encode import OpenAIChatWriter, stop_of, usage_of
 
 __all__ = ["write_body"]
 
@@ -35,7 +36,7 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         message["annotations"] = annotations
     choice = {"index": 0, "message": message, "finish_reason": stop_of(r)}
     body: dict[str, Any] = {
-        "id": r.id,
+        "id": r.id or new_id(OpenAIChatWriter.id_prefix),
         "object": "chat.completion",
         "created": 0,
         "model": r.model,

@@ -47,6 +47,7 @@ class OpenAIChatWriter(StreamWriter):
     """Writes ``chat.completion.chunk`` frames."""
 
     name = "openai"
+    id_prefix = "chatcmpl-"
     custom_calls = True  # custom (free-form) tool calls are written as such
 
     def __init__(self) -> None:
@@ -183,15 +184,17 @@ def stop_of(response: NormalizedResponse) -> str:
 def usage_of(response: NormalizedResponse) -> dict[str, object]:
     """The ``usage`` written for ``response`` (the last chunk's, a body's), ``{}`` when
     nothing was counted: the three counts the schema requires (0 when not reported) and
-    the cache and reasoning counts that were reported."""
+    the cache and reasoning counts that were reported. ``prompt_tokens`` counts every
+    input token, cached or not, as OpenAI's does, whatever API the counts came from."""
     u = response.usage
     kept = (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
     if all(count is None for count in (*kept, u.reasoning_tokens)):
         return {}
+    prompt_tokens = u.total_input_tokens or 0
     usage: dict[str, object] = {
-        "prompt_tokens": u.input_tokens or 0,
+        "prompt_tokens": prompt_tokens,
         "completion_tokens": u.output_tokens or 0,
-        "total_tokens": (u.input_tokens or 0) + (u.output_tokens or 0),
+        "total_tokens": prompt_tokens + (u.output_tokens or 0),
     }
     prompt = counts(cached_tokens=u.cache_read_tokens, cache_write_tokens=u.cache_write_tokens)
     if prompt:

@@ -37,6 +37,7 @@ API = Api(
     framing="sse",
     handler=OpenAIResponsesHandler,
     read_body=parse_body,
+    input_includes_cache=True,
     tool=request.tool,
     read_request=request.read_request,
     write_request=request.write_request,

@@ -7,9 +7,13 @@ from typing import Any, Final
 
 from ..._core.flex import FlexValue
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
-from ..shapes import arguments_text, counts
+from ..shapes import arguments_text
+from ..writer import new_id
 
-__all__ = ["usage_of", "write_body"]
+__all__ = ["ID_PREFIX", "usage_of", "write_body"]
+
+ID_PREFIX: Final = "resp_"
+"""How the API's response ids begin (an answer without one gets one so begun)."""
 
 
 # Why a Responses answer stopped early, by stop-reason kind.
@@ -69,11 +73,14 @@ def _output(blocks: list[Any], refusal: bool) -> list[dict[str, Any]]:
 
 
 def usage_of(response: NormalizedResponse) -> dict[str, Any]:
-    """The ``usage`` written for ``response``: the counts that were reported, and the
-    ones the schema requires (0 when not reported)."""
+    """The ``usage`` written for ``response``: the counts the schema requires (0 when not
+    reported). ``input_tokens`` counts every input token, cached or not, as the
+    Responses API's does (cache writes fold into it), whatever API the counts came
+    from."""
     u = response.usage
-    usage: dict[str, Any] = counts(input_tokens=u.input_tokens, output_tokens=u.output_tokens)
-    usage["total_tokens"] = (u.input_tokens or 0) + (u.output_tokens or 0)
+    input_tokens = u.total_input_tokens or 0
+    usage: dict[str, Any] = {"input_tokens": input_tokens, "output_tokens": u.output_tokens or 0}
+    usage["total_tokens"] = input_tokens + (u.output_tokens or 0)
     usage["input_tokens_details"] = {"cached_tokens": u.cache_read_tokens or 0}
     usage["output_tokens_details"] = {"reasoning_tokens": u.reasoning_tokens or 0}
     return usage
@@ -86,7 +93,7 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
     incomplete = _INCOMPLETE.get(r.stop_reason.kind or "")
     refusal = r.stop_reason.kind == "refusal"
     return {
-        "id": r.id,
+        "id": r.id or new_id(ID_PREFIX),
         "object": "response",
         "created_at": 0,
         "status": "incomplete" if incomplete else "completed",

@@ -37,7 +37,7 @@ from ..base import str_or_empty
 from ..sources import Source, file_media_type, is_text, web_source
 from ..spec import Carries
 from ..writer import Failure, StreamWriter, cut_off, dumps, json_bytes
-from .body import write_body
+from .body import ID_PREFIX, write_body
 
 __all__ = ["CARRIES", "OpenAIResponsesWriter", "sources"]
 
@@ -76,6 +76,7 @@ class OpenAIResponsesWriter(StreamWriter):
     """Writes Responses API stream events."""
 
     name = "openai-responses"
+    id_prefix = ID_PREFIX
     custom_calls = True  # custom (free-form) tool calls are written as such
 
     def __init__(self) -> None:
@@ -286,6 +287,7 @@ class OpenAIResponsesWriter(StreamWriter):
 
     def done(self, response: NormalizedResponse) -> bytes:
         body = write_body(self._written_part(response))
+        body["id"] = self.answer_id  # the id `response.created` gave
         for item, index in zip(body["output"], self._written, strict=False):
             entry = self._items.get(index)
             if entry is not None and "id" in item:
