@@ -5,6 +5,7 @@ explicit defaults aside), and what a read-back must keep."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+import laminate
 from laminate import Request, Text, ToolResult, ToolUse
 from laminate._apis.registry import APIS
 
@@ -367,3 +369,36 @@ CANONICAL: Final[dict[str, Callable[[Any], Any]]] = {
     "gemini": _gemini,
     "bedrock": _bedrock,
 }
+
+
+# A model each target's servers can serve, for a recording whose model cannot be one of
+# theirs (a router's "vendor/model" or a Bedrock id for Gemini): a translator maps it, as
+# the proxy's --model does.
+TARGET_MODELS: Final[dict[str, str]] = {
+    "gemini": "gemini-2.5-flash",
+    "bedrock": "anthropic.claude-3-haiku-20240307-v1:0",
+}
+
+
+def translated(vector: Vector, target: str) -> laminate.Translation:
+    """``vector`` translated for ``target``, its model mapped to one of the target's where
+    the target refuses the recorded one (a ``TranslationError`` whose reason is
+    ``"model"``, checked here)."""
+    try:
+        return laminate.translate_request(vector.body(), vector.api, target, path=vector.path)
+    except laminate.TranslationError as exc:
+        if exc.reason != "model" or target not in TARGET_MODELS:
+            raise
+    return laminate.translate_request(
+        vector.body(), vector.api, target, path=vector.path, model=TARGET_MODELS[target]
+    )
+
+
+def written_mapped(request: Request, target: str) -> laminate.WrittenRequest:
+    """``request`` written for ``target``, its model mapped as :func:`translated` maps it."""
+    try:
+        return laminate.write_request(request, target)
+    except laminate.TranslationError as exc:
+        if exc.reason != "model" or target not in TARGET_MODELS:
+            raise
+    return laminate.write_request(dataclasses.replace(request, model=TARGET_MODELS[target]), target)

@@ -198,27 +198,12 @@ def _tool_names(target: str, body: dict[str, Any]) -> list[str]:
     return [t["name"] for t in tools if "name" in t]
 
 
-# Claude Code marks its last tool result with cache_control: what the library writes of
-# it today, which the target's servers refuse (each marked to fail until fixed).
-EMPTY_AFTER_RESULT = (
-    "a cache_control on a tool result is written as a user message of its own with an "
-    "empty content list"
-)
-CLAUDE_REFUSED = {
-    ("openai", True): EMPTY_AFTER_RESULT,
-    ("openai-responses", True): EMPTY_AFTER_RESULT,
-}
-
-
 def _claude_cases() -> list[Any]:
     return [
         pytest.param(
             target,
             with_result,
             id=f"{target}-{'with-result' if with_result else 'first-turn'}",
-            marks=[pytest.mark.xfail(reason=CLAUDE_REFUSED[target, with_result], strict=True)]
-            if (target, with_result) in CLAUDE_REFUSED
-            else [],
         )
         for with_result in (False, True)
         for target in CLAUDE_BACKENDS

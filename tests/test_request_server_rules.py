@@ -357,14 +357,25 @@ def test_an_input_image_is_written_with_its_detail(extra: dict[str, Any], detail
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_a_routers_model_name_fits_the_gemini_path(stream: bool) -> None:
-    request = Request(
-        model="anthropic/claude-haiku-4.5", messages=[Message("user", [Text("hi")])], stream=stream
-    )
-    written = laminate.write_request(request, "gemini")
-    judged("gemini", written, "anthropic/claude-haiku-4.5")
-    assert written.path.startswith("/v1beta/models/anthropic%2Fclaude-haiku-4.5:")
-    assert laminate.read_request(written.body, "gemini", path=written.path).model == request.model
+def test_a_model_name_the_target_cannot_serve_is_refused_not_escaped(stream: bool) -> None:
+    # Gemini's servers answer "unexpected model name format" for a router's name, escaped
+    # or not; Bedrock's modelId pattern takes no "/" outside an ARN.
+    for api, model in (("gemini", "anthropic/claude-haiku-4.5"), ("bedrock", "moonshotai/kimi-k2")):
+        request = Request(model=model, messages=[Message("user", [Text("hi")])], stream=stream)
+        with pytest.raises(laminate.TranslationError, match="map the client's model") as info:
+            laminate.write_request(request, api)
+        assert (info.value.reason, info.value.path) == ("model", "model")
+
+
+def test_a_bedrock_arn_and_profile_fit_its_path() -> None:
+    for model in (
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-v2",
+    ):
+        request = Request(model=model, messages=[Message("user", [Text("hi")])])
+        written = laminate.write_request(request, "bedrock")
+        judged("bedrock", written, model)
+        assert laminate.read_request(written.body, "bedrock", path=written.path).model == model
 
 
 def test_a_models_prefix_is_the_paths_own() -> None:

@@ -46,6 +46,7 @@ __all__ = [
     "is_custom",
     "items",
     "merged",
+    "model_for_path",
     "need",
     "object_at",
     "opaque_for",
@@ -74,6 +75,22 @@ def invalid(path: str, message: str) -> TranslationError:
     """The error for a body that is not a valid request at ``path``."""
     where = f" at {path}" if path else ""
     return TranslationError(f"not a valid request{where}: {message}", path=path, reason="invalid")
+
+
+def model_for_path(model: str, api: str, pattern: re.Pattern[str], shape: str) -> str:
+    """``model`` as the one path segment ``api``'s servers route on, when ``pattern`` takes
+    it whole; else the error that says so. A name no such server can serve (a router's
+    ``anthropic/claude-haiku-4.5`` for Gemini) is not guessed at or escaped into a path the
+    server refuses: a translator maps it to one of the backend's models first. An empty
+    model (a body read without the path that names it) is written as it came."""
+    if model and pattern.fullmatch(model) is None:
+        raise TranslationError(
+            f"the model name {model!r} cannot be a {api} model ({shape}): map the client's "
+            "model to one of the backend's (the proxy's --model)",
+            path="model",
+            reason="model",
+        )
+    return model
 
 
 def at(path: str, key: str | int) -> str:

@@ -146,12 +146,20 @@ def translate_request(
     path: str | None = None,
     strict: bool = False,
     max_tokens_field: MaxTokensField = "auto",
+    model: str | None = None,
 ) -> Translation:
     """A request of ``source`` written for ``target``: read, then written
-    (``strict`` and ``max_tokens_field`` as :func:`write_request` takes them)."""
+    (``strict`` and ``max_tokens_field`` as :func:`write_request` takes them). ``model``,
+    when given, is the target's model in place of the client's (a translator's mapping);
+    the ``request`` kept on the result is the client's, as read."""
     _options(max_tokens_field)
+    if model is not None and not isinstance(model, str):
+        raise TypeError(f"model must be a str or None, not {type(model).__name__}")
     request = read_request(body, source, path=path)
-    written = write_request(request, target, strict=strict, max_tokens_field=max_tokens_field)
+    target_request = request if model is None else dataclasses.replace(request, model=model)
+    written = write_request(
+        target_request, target, strict=strict, max_tokens_field=max_tokens_field
+    )
     return Translation(
         written.body, written.path, written.losses, written.names, written.ids, request
     )

@@ -559,9 +559,14 @@ def _extra(message: Message, own: bool, path: str, losses: Losses) -> Json:
 def _block(block: Block, own: bool, path: str, losses: Losses) -> Json | None:
     match block:
         case Text(text=text):
-            # Messages rejects empty text blocks; a signature is another provider's.
+            # Messages refuses an empty text block, and one of whitespace alone ("text
+            # content blocks must contain non-whitespace text"), which other APIs carry; a
+            # signature is another provider's.
             if block.signature is not None and not own:
                 losses.add(path, "foreign-reasoning")
+            if text and not own and text.isspace():
+                losses.add(path, "unsupported")
+                return None
             return {"type": "text", "text": text} if text else None
         case Reasoning(redacted=True, signature=str(data)) if own:
             return {"type": "redacted_thinking", "data": data}

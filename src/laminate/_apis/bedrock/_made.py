@@ -23,6 +23,7 @@ __all__ = ["on_frame", "run"]
 def on_frame(self: BedrockHandler, name: str | None, obj: Any) -> None:
     """One parsed frame: a plain delta to the assembler, anything else
     ``_on_other``'s."""
+    plain_key: Hashable
     if name != "contentBlockDelta":
         return self._on_other(name, obj)
     piece = None
@@ -36,9 +37,15 @@ def on_frame(self: BedrockHandler, name: str | None, obj: Any) -> None:
     if piece.__class__ is not str or key.__class__ is not int or len(delta) != 1:
         return self._on_other(name, obj)
     if is_text:
-        self.assembler.text(key, piece)
+        plain_key = key
+        if not self._ready(plain_key, True):
+            return self._on_other(name, obj)
+        self.assembler.text(plain_key, piece)
         return None
-    self.assembler.tool_input(key, piece)
+    plain_key = key
+    if not self._ready(plain_key, False):
+        return self._on_other(name, obj)
+    self.assembler.tool_input(plain_key, piece)
     return None
 
 

@@ -62,6 +62,7 @@ from ..requestkit import (
     get,
     invalid,
     items,
+    model_for_path,
     need,
     object_at,
 )
@@ -405,9 +406,15 @@ def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTION
     return body, _path(request), losses
 
 
+# What Bedrock takes as a modelId: an ARN (its own "/" and ":" inside), or an id or
+# inference profile of letters, digits, ".", ":", "_" and "-" (the API's modelId pattern).
+_MODEL: Final = re.compile(r"arn:aws[^/\s]*:(bedrock|sagemaker):\S+|[A-Za-z0-9._:-]+")
+
+
 def _path(request: Request) -> str:
     method = "converse-stream" if request.stream else "converse"
-    return f"/model/{quote(request.model, safe='')}/{method}"
+    model = model_for_path(request.model, "Bedrock", _MODEL, "a model id, profile or ARN")
+    return f"/model/{quote(model, safe='')}/{method}"
 
 
 def _claude(model: str) -> bool:

@@ -34,7 +34,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from ..._core.flex import FlexValue
 from ..._core.request import (
@@ -57,6 +57,7 @@ from ..requestkit import (
     get,
     invalid,
     items,
+    model_for_path,
     object_at,
 )
 from ..shapes import arguments_object
@@ -460,12 +461,16 @@ def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTION
     return body, _path(request), losses
 
 
+# What Gemini's servers take as the model of /v1beta/models/{model}: letters, digits, ".",
+# "_" and "-" (anything else is "unexpected model name format").
+_MODEL: Final = re.compile(r"[A-Za-z0-9._-]+")
+
+
 def _path(request: Request) -> str:
-    # The model is one segment of the path: a name with a "/" (a router's
-    # "anthropic/claude-haiku-4.5") or other reserved characters is percent-encoded,
-    # which the reader (and the API's routing) decodes; a "models/" prefix, as the SDKs
-    # take a model name, is the path's own.
-    model = quote(request.model.removeprefix("models/"), safe="")
+    # A "models/" prefix, as the SDKs take a model name, is the path's own.
+    model = model_for_path(
+        request.model.removeprefix("models/"), "Gemini", _MODEL, "letters, digits, '.', '_', '-'"
+    )
     if request.stream:
         return f"/v1beta/models/{model}:streamGenerateContent?alt=sse"
     return f"/v1beta/models/{model}:generateContent"
