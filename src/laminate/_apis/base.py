@@ -169,8 +169,8 @@ def aws_error(payload: Any, error_type: str = "") -> ProviderError | None:
     return exception_error(name, payload)
 
 
-# Cohere's error body: an id, the message and (sometimes) the error's type.
-_COHERE_ERROR_KEYS: Final = frozenset({"id", "message", "error_type"})
+# An error body of an id, the message and (sometimes) the error's type alone (Cohere v2's).
+_ID_MESSAGE_KEYS: Final = frozenset({"id", "message", "error_type"})
 
 
 def plain_error(payload: Any) -> ProviderError | None:
@@ -189,7 +189,7 @@ def plain_error(payload: Any) -> ProviderError | None:
             retryable=False,
             raw=payload,
         )
-    if "id" in payload and payload.keys() <= _COHERE_ERROR_KEYS:
+    if "id" in payload and payload.keys() <= _ID_MESSAGE_KEYS:
         text = payload.get("message")
         if not isinstance(text, str):
             return None
