@@ -1,11 +1,13 @@
 """What the servers refuse beyond their published request types, and the translations
 that once broke it.
 
-:func:`server_problems` judges a written body by the rules the servers apply that no SDK
-type says: no message (or tool result) with an empty content list, a Responses
-``input_image`` with its ``detail``, a model name that fits the path it travels in. The
-recorded requests are judged with it in ``test_request_sdk_types.py``; the tests here pin
-each translation that broke one of these rules, or lost something silently.
+:func:`judged` holds a written body to :func:`request_validators.validate` (each API's
+types and its servers' own rules, in their words) and to :func:`written_problems`, which
+looks wider than those rules: an empty list under any ``content`` or ``parts`` key at any
+depth, a Responses ``input_image`` without its ``detail`` anywhere, and a path that names
+another model than the one asked for. The recorded requests are judged so in
+``test_request_sdk_types.py``; the tests here pin each translation that broke one of these
+rules, or lost something silently.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from laminate._apis.spec import MaxTokensField
 from laminate.proxy import Backend, ConfigError, ProxyConfig, config_from_toml, proxy_server
 
 from .request_support import WRITERS, canonical
-from .request_validators import validate
+from .request_validators import Refused, validate
 from .scripted_backend import scripted_backend
 
-# The model is one segment of the path (percent-encoded when it holds a "/").
+# Where the path names the model (whether the name fits is the validators' rule).
 _MODEL_IN_PATH: Final = {
     "gemini": re.compile(
         r"/v1beta/models/([^/?:]+):(generateContent|streamGenerateContent\?alt=sse)"
@@ -38,11 +40,11 @@ _MODEL_IN_PATH: Final = {
 _CONTENT_KEYS: Final = frozenset({"content", "parts"})
 
 
-def server_problems(
+def written_problems(
     api: str, body: Mapping[str, Any], path: str, model: str | None = None
 ) -> list[str]:
-    """What a server of ``api`` refuses in ``body`` sent on ``path`` that its SDK types
-    let through; ``model``: the model the path must name."""
+    """What ``body`` sent on ``path`` breaks, looked for at every depth (see the module);
+    ``model``: the model the path must name."""
     problems: list[str] = []
     _walk(body, "body", problems)
     pattern = _MODEL_IN_PATH.get(api)
@@ -71,20 +73,24 @@ def _walk(value: Any, where: str, problems: list[str]) -> None:
 def judged(api: str, written: laminate.WrittenRequest, model: str | None = None) -> None:
     """``written`` passes ``api``'s types and its servers' own rules."""
     validate(api, written.body, written.path)
-    problems = server_problems(api, written.body, written.path, model)
+    problems = written_problems(api, written.body, written.path, model)
     assert not problems, problems
 
 
 def test_the_rules_find_what_they_say() -> None:
     body = {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "u"}]}]}
-    assert server_problems("openai-responses", body, "/v1/responses") == [
+    assert written_problems("openai-responses", body, "/v1/responses") == [
         "body.input[0].content[0]: an input_image without its detail"
     ]
-    assert server_problems("openai", {"messages": [{"role": "user", "content": []}]}, "") == [
+    assert written_problems("openai", {"messages": [{"role": "user", "content": []}]}, "") == [
         "body.messages[0].content: an empty list"
     ]
-    assert server_problems("gemini", {}, "/v1beta/models/a/b:generateContent")
-    assert not server_problems("gemini", {}, "/v1beta/models/a%2Fb:generateContent", "a/b")
+    assert written_problems("gemini", {}, "/v1beta/models/a/b:generateContent")
+    assert written_problems("gemini", {}, "/v1beta/models/m1:generateContent", "m2")
+    # An escaped router name fits this pattern, but Gemini's servers refuse it: the
+    # validators' rule, which judged() applies too.
+    with pytest.raises(Refused, match="unexpected model name format"):
+        validate("gemini", {"contents": []}, "/v1beta/models/a%2Fb:generateContent", schema=False)
 
 
 # -- a cache breakpoint is a mark on a block, never a block ------------------------------------
