@@ -16,6 +16,8 @@ __all__ = [
     "HandlerOptions",
     "RunHandler",
     "aws_error",
+    "aws_error_body",
+    "aws_error_kind",
     "bare_error",
     "end_at_done_marker",
     "error_from_payload",
@@ -167,6 +169,34 @@ def aws_error(payload: Any, error_type: str = "") -> ProviderError | None:
     # A header's value may carry a URL after a colon ("ThrottlingException:http://...").
     name = kind.split(":", 1)[0] or error_type.split(":", 1)[0] or "error"
     return exception_error(name, payload)
+
+
+def aws_error_body(status: int, kind: str, message: str) -> dict[str, Any]:
+    """An error body as AWS sends one: the type goes in a header, not the body."""
+    return {"message": message}
+
+
+# What AWS names in the `x-amzn-errortype` header; boto3 raises a ClientError with it.
+_AWS_KINDS: Final[Mapping[int, str]] = {
+    400: "ValidationException",
+    401: "UnrecognizedClientException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    408: "ModelTimeoutException",
+    413: "ValidationException",
+    424: "ModelErrorException",
+    429: "ThrottlingException",
+    503: "ServiceUnavailableException",
+    504: "ModelTimeoutException",
+}
+
+
+def aws_error_kind(status: int) -> str:
+    """The exception name AWS's model runtime gives an HTTP status (in the
+    ``x-amzn-errortype`` header)."""
+    return _AWS_KINDS.get(
+        status, "InternalServerException" if status >= 500 else "ValidationException"
+    )
 
 
 # An error body of an id, the message and (sometimes) the error's type alone (Cohere v2's).

@@ -3,15 +3,16 @@ server's non-streaming answers)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from ..._core.flex import FlexValue
 from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
+from ..base import aws_error_body as error_body
+from ..base import aws_error_kind as error_kind
 from ..shapes import copy_value
 from .encode import stop_of, usage_of
 
-__all__ = ["error_body", "write_body"]
+__all__ = ["error_body", "error_kind", "write_body"]
 
 
 def _converse_block(block: Any) -> dict[str, Any] | None:
@@ -64,28 +65,3 @@ def write_body(r: NormalizedResponse) -> dict[str, Any]:
         "usage": usage_of(r),
         "metrics": {"latencyMs": 0},
     }
-
-
-def error_body(status: int, kind: str, message: str) -> dict[str, Any]:
-    """An error body as AWS sends one: the type goes in a header, not the body."""
-    return {"message": message}
-
-
-# What AWS names in the `x-amzn-errortype` header; boto3 raises a ClientError with it.
-_KINDS: Final[Mapping[int, str]] = {
-    400: "ValidationException",
-    401: "UnrecognizedClientException",
-    403: "AccessDeniedException",
-    404: "ResourceNotFoundException",
-    408: "ModelTimeoutException",
-    413: "ValidationException",
-    424: "ModelErrorException",
-    429: "ThrottlingException",
-    503: "ServiceUnavailableException",
-    504: "ModelTimeoutException",
-}
-
-
-def error_kind(status: int) -> str:
-    """The exception name Bedrock gives an HTTP status."""
-    return _KINDS.get(status, "InternalServerException" if status >= 500 else "ValidationException")
