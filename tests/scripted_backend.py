@@ -214,6 +214,8 @@ def _api_of(path: str) -> tuple[str, bool | None] | None:
         if record.http is None:
             continue
         for endpoint in record.http.endpoints:
+            if endpoint.envelope is not None:  # a cloud's endpoint: the proxy's to unwrap
+                continue
             pattern = re.escape(endpoint.path).replace(re.escape("{model}"), "(?P<model>.+)")
             if re.fullmatch(pattern, path):
                 return name, endpoint.streams

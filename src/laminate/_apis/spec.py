@@ -33,8 +33,10 @@ __all__ = [
     "DEFAULT_WRITE_OPTIONS",
     "Api",
     "Carries",
+    "Chunks",
     "Counting",
     "Endpoint",
+    "Envelope",
     "Framing",
     "HandlerOptions",
     "Http",
@@ -163,19 +165,6 @@ class Sdk:
     """Its iterator of decoded events, when it has one."""
 
 
-@dataclass(frozen=True, slots=True)
-class Endpoint:
-    """A path the mock server answers as an API."""
-
-    path: str
-    """The path; ``{model}`` stands for a model the path names (it takes the place of the
-    request's ``model``)."""
-    streams: bool
-    """Whether the answer streams when the request has no ``stream`` field."""
-    model: str = "[^/]+"
-    """What a model named in the path may be: a regular expression."""
-
-
 def common_error_body(status: int, kind: str, message: str) -> dict[str, Any]:
     """The error body most APIs and compatible servers send (OpenAI's shape)."""
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
@@ -194,6 +183,66 @@ _COMMON_KINDS: Final[Mapping[int, str]] = {
 def common_error_kind(status: int) -> str:
     """The error type most APIs give an HTTP status (OpenAI's words)."""
     return _COMMON_KINDS.get(status, "server_error" if status >= 500 else "invalid_request_error")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Chunks:
+    """A stream written in AWS's binary event stream, each of the API's stream events a
+    ``chunk`` message holding its JSON in base64 (``{"bytes": ...}``; see
+    :class:`~laminate._framing.writers.ChunkWriter`)."""
+
+    error: Callable[[str | None, str], tuple[str, str] | None]
+    """For one of the API's SSE events (its name and data): ``(exception name,
+    message)`` when it is the stream's error, written as an ``exception`` message; else
+    ``None``."""
+    failure: str
+    """The exception name of a stream that cannot be read."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Envelope:
+    """How a cloud serves an API's requests on endpoints of its own (Anthropic Messages
+    on Bedrock's InvokeModel and on Vertex's rawPredict): the path names the model and
+    whether the answer streams, the body carries the cloud's fields instead, the answer
+    is the API's own, its stream maybe framed anew, its errors maybe in the cloud's shape.
+    The proxy answers such an endpoint as the API's own endpoint :attr:`path`, once the
+    request is unwrapped."""
+
+    path: str
+    """The API's own endpoint (one of :attr:`Http.endpoints`) the request is for once
+    unwrapped."""
+    unwrap: Callable[[Mapping[str, Any], str | None, bool], tuple[dict[str, Any], dict[str, str]]]
+    """The API's own request from the cloud's body, the model the path names (``None``: a
+    counting request, whose body names it) and whether the answer streams; with the
+    request headers the API's own endpoint takes what the body moved out of it in."""
+    count_tokens: str | None = None
+    """The cloud's token-counting endpoint, answered as the API's :attr:`Http.count_tokens`
+    (``{name}``: a path segment not read)."""
+    chunks: Chunks | None = None
+    """How its streams are framed when not as the API's own."""
+    error_body: Callable[[int, str, str], dict[str, Any]] | None = None
+    """Its error body, from ``(status, error type, message)``, when not the API's."""
+    error_kind: Callable[[int], str] = common_error_kind
+    """The error type it gives an HTTP status (read with :attr:`error_body`)."""
+    error_type_header: str | None = None
+    """A response header that names the error's type (with :attr:`error_body`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """A path the mock server or the proxy answers as an API."""
+
+    path: str
+    """The path; ``{model}`` stands for a model the path names (it takes the place of the
+    request's ``model``), any other ``{name}`` for one path segment that is not read (a
+    cloud's project)."""
+    streams: bool
+    """Whether the answer streams when the request has no ``stream`` field."""
+    model: str = "[^/]+"
+    """What a model named in the path may be: a regular expression."""
+    envelope: Envelope | None = None
+    """The cloud's wrapping of the API's request and answer on this endpoint; ``None``:
+    the API's own endpoint."""
 
 
 @dataclass(frozen=True, slots=True)

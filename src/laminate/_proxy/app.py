@@ -45,19 +45,20 @@ try:
     from starlette.applications import Starlette
     from starlette.requests import ClientDisconnect, Request
     from starlette.responses import JSONResponse, Response
-    from starlette.routing import BaseRoute, Route
-    from starlette.types import Receive, Scope, Send
+    from starlette.routing import BaseRoute, Route, request_response
+    from starlette.types import ASGIApp, Receive, Scope, Send
 except ImportError as exc:  # the `proxy` extra is not installed
     raise missing_extra("the proxy", "proxy", exc) from exc
 
 from .._apis.registry import APIS
-from .._apis.spec import Endpoint
+from .._apis.spec import Endpoint, Http
 from .backend import http_of
 from .calls import BackendClient, prepare
 from .client import Responder, check_key, json_object, read_body, watching
 from .config import ProxyConfig
 from .count_tokens import count_tokens
 from .counting import Exchange
+from .envelope import EnvelopeRoute
 from .refusals import Refusal, error_response
 from .relay import relay
 
@@ -163,6 +164,7 @@ def _to_logger(line: str) -> None:
 
 def _routes(proxy: _Proxy) -> list[BaseRoute]:
     exact: list[BaseRoute] = []
+    counting: list[Route] = []  # a cloud's, before the paths a model could take
     patterned: list[BaseRoute] = []
     for name, record in APIS.items():
         if record.http is None:
@@ -170,14 +172,53 @@ def _routes(proxy: _Proxy) -> list[BaseRoute]:
         if record.http.count_tokens is not None:
             exact.append(Route(record.http.count_tokens, _counter(proxy, name), methods=["POST"]))
         for endpoint in record.http.endpoints:
-            handler = _ChatRoute(proxy, name, endpoint)
+            handler: ASGIApp = _ChatRoute(proxy, name, endpoint)
+            if endpoint.envelope is not None:
+                handler, count = _enveloped(proxy, name, record.http, endpoint)
+                if count is not None and all(count.path != r.path for r in counting):
+                    counting.append(count)
             if "{model}" in endpoint.path:
                 path = endpoint.path.replace("{model}", "{model:path}")
                 patterned.append(Route(path, handler, methods=["POST"]))
             else:
                 exact.append(Route(endpoint.path, handler, methods=["POST"]))
     exact.append(Route("/v1/models", proxy.models, methods=["GET"]))
-    return [*exact, *patterned]
+    return [*exact, *counting, *patterned]
+
+
+def _enveloped(
+    proxy: _Proxy, api: str, http: Http, endpoint: Endpoint
+) -> tuple[ASGIApp, Route | None]:
+    """A cloud's endpoint of ``api``, served by the app of the API's own endpoint; and
+    the cloud's counting endpoint, when it has one and the API counts."""
+    envelope = endpoint.envelope
+    if envelope is None:
+        raise ValueError(f"{endpoint.path} is the API's own endpoint")
+    own = next(e for e in http.endpoints if e.path == envelope.path and e.envelope is None)
+    config = proxy.config
+    chat = EnvelopeRoute(
+        _ChatRoute(proxy, api, own),
+        envelope,
+        http,
+        path=own.path,
+        streams=endpoint.streams,
+        counts=False,
+        key=config.api_key,
+        cap=config.max_request_bytes,
+    )
+    if envelope.count_tokens is None or http.count_tokens is None:
+        return chat, None
+    count = EnvelopeRoute(
+        request_response(_counter(proxy, api)),
+        envelope,
+        http,
+        path=http.count_tokens,
+        streams=False,
+        counts=True,
+        key=config.api_key,
+        cap=config.max_request_bytes,
+    )
+    return chat, Route(envelope.count_tokens, count, methods=["POST"])
 
 
 class _ChatRoute:

@@ -1,4 +1,6 @@
-"""Anthropic Messages (``provider="anthropic"``), also Anthropic models on Vertex."""
+"""Anthropic Messages (``provider="anthropic"``), also Anthropic models on Vertex; the
+clouds' endpoints of it (Bedrock's InvokeModel, Vertex's rawPredict) are served by the
+proxy as its own (``clouds.py``)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Any, Final
 from ..spec import Api, Endpoint, Http, Mock, Sdk
 from . import request
 from .body import error_body, error_kind, write_body
+from .clouds import CLOUD_ENDPOINTS
 from .encode import CARRIES, AnthropicWriter, sources
 from .stream import AnthropicHandler, parse_body
 
@@ -76,7 +79,7 @@ API = Api(
     ),
     http=Http(
         usage_keys=(b'"usage"',),
-        endpoints=_ENDPOINTS,
+        endpoints=(*_ENDPOINTS, *CLOUD_ENDPOINTS),
         key_headers=("x-api-key", "authorization"),
         headers=(("anthropic-version", "2023-06-01"),),
         error_body=error_body,
