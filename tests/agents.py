@@ -154,15 +154,44 @@ def _dirs(tmp: Path) -> tuple[Path, Path]:
     return home, work
 
 
-def run_claude(agent: Agent, base_url: str, task: str, tmp: Path, *, timeout: float = 60) -> Run:
+def claude_way(way: str, base_url: str) -> dict[str, str]:
+    """The environment that points Claude Code at ``base_url`` one ``way``: the Anthropic
+    API (``"anthropic"``), or a cloud's endpoints of it without the cloud's own
+    authentication (``"bedrock"``: InvokeModel; ``"vertex"``: rawPredict, whose base URL
+    ends in ``/v1`` as the SDK's does)."""
+    if way == "bedrock":
+        return {
+            "CLAUDE_CODE_USE_BEDROCK": "1",
+            "ANTHROPIC_BEDROCK_BASE_URL": base_url,
+            "CLAUDE_CODE_SKIP_BEDROCK_AUTH": "1",
+            "AWS_REGION": "us-east-1",
+        }
+    if way == "vertex":
+        return {
+            "CLAUDE_CODE_USE_VERTEX": "1",
+            "ANTHROPIC_VERTEX_BASE_URL": f"{base_url}/v1",
+            "CLAUDE_CODE_SKIP_VERTEX_AUTH": "1",
+            "ANTHROPIC_VERTEX_PROJECT_ID": "laminate-test",
+            "CLOUD_ML_REGION": "us-east5",
+        }
+    return {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "sk-laminate-test"}
+
+
+def run_claude(
+    agent: Agent,
+    base_url: str,
+    task: str,
+    tmp: Path,
+    *,
+    timeout: float = 60,
+    way: str = "anthropic",
+) -> Run:
     """``claude -p TASK`` (that version of Claude Code) in a fresh working directory under
-    ``tmp``, its model at ``base_url``, allowed to use its ``Write`` tool; the answer
-    printed as JSON."""
+    ``tmp``, its model at ``base_url`` (reached ``way``: see :func:`claude_way`), allowed
+    to use its ``Write`` tool; the answer printed as JSON."""
     home, work = _dirs(tmp)
-    env = _base_env(home)
+    env = _base_env(home) | claude_way(way, base_url)
     env |= {
-        "ANTHROPIC_BASE_URL": base_url,
-        "ANTHROPIC_API_KEY": "sk-laminate-test",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         # A failure is the test's answer: no retries with back-off.
         "CLAUDE_CODE_MAX_RETRIES": "0",

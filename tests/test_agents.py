@@ -167,9 +167,9 @@ def _judge(agent: str, backend: str) -> Check:
     return validate
 
 
-def _run(agent: Agent, url: str, tmp: Path) -> Run:
+def _run(agent: Agent, url: str, tmp: Path, way: str = "anthropic") -> Run:
     if agent.command == CLAUDE:
-        return run_claude(agent, url, TASK, tmp)
+        return run_claude(agent, url, TASK, tmp, way=way)
     return run_codex(agent, url, TASK, tmp)
 
 
@@ -188,11 +188,17 @@ def test_each_agent_on_the_scripted_model_directly(agent: Agent, tmp_path: Path)
 # -- through the proxy ---------------------------------------------------------------------
 
 
-def _through_proxy(agent: Agent, backend: str, tmp: Path, thinking: str | None = None) -> Run:
+def _through_proxy(
+    agent: Agent,
+    backend: str,
+    tmp: Path,
+    thinking: str | None = None,
+    way: str = "anthropic",
+) -> Run:
     script = dataclasses.replace(_script(agent.command, backend), thinking=thinking)
     check = _judge(agent.command, backend)
     with agent_model(script, check) as (url, model), _proxy_for(backend, url) as proxy_url:
-        run = _run(agent, proxy_url, tmp)
+        run = _run(agent, proxy_url, tmp, way)
     _check(agent.command, backend, run, model, script)
     return run
 
@@ -224,6 +230,25 @@ def test_claude_code_on_another_api(
 @pytest.mark.parametrize(("agent", "backend"), _cases(CODEX, CODEX_BACKENDS))
 def test_codex_on_another_api(agent: Agent, backend: str, tmp_path: Path, aws_env: None) -> None:
     _through_proxy(agent, backend, tmp_path)
+
+
+# Claude Code's other ways in: Bedrock's InvokeModel (its stream in AWS's event stream)
+# and Vertex's rawPredict, with the clouds' own authentication skipped.
+CLOUD_WAYS: Final = (("bedrock", "anthropic"), ("bedrock", "openai"), ("vertex", "gemini"))
+
+
+@pytest.mark.parametrize(
+    ("agent", "way", "backend"),
+    [
+        pytest.param(case.values[0], way, backend, id=f"{case.id}-{way}", marks=case.marks)
+        for way, backend in CLOUD_WAYS
+        for case in _cases(CLAUDE, [backend])
+    ],
+)
+def test_claude_code_through_a_clouds_endpoints(
+    agent: Agent, way: str, backend: str, tmp_path: Path
+) -> None:
+    _through_proxy(agent, backend, tmp_path, way=way)
 
 
 THOUGHT: Final = "First a look at what the file should hold."
