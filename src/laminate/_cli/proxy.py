@@ -33,8 +33,10 @@ in the client's own API: Claude Code, Codex or any SDK on any model.
 
 Endpoints: /v1/messages (and /count_tokens), /v1/chat/completions, /v1/responses,
 /v1beta/models/M:generateContent and :streamGenerateContent, /model/M/converse and
-/converse-stream, /api/chat, /v2/chat, GET /v1/models. One JSON log line per request on
-standard error."""
+/converse-stream, /api/chat, /v2/chat, GET /v1/models; Anthropic Messages as Bedrock's
+/model/M/invoke and /invoke-with-response-stream and as Vertex's
+/v1/projects/P/locations/L/publishers/anthropic/models/M:rawPredict and
+:streamRawPredict. One JSON log line per request on standard error."""
 
 
 def _positive(text: str) -> float:
