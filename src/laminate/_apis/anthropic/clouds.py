@@ -53,8 +53,8 @@ def unwrap(
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """A Messages request from a cloud's body: its version dropped, its betas as the
     ``anthropic-beta`` header, the model the path names (``None``: the body's, for a
-    count) and the path's ``stream`` (``False``: none written). A field of the wrong type
-    stays in the body, where the request's reader refuses it."""
+    count) and the path's ``stream`` (``False``: none written). Betas that are not a list
+    of strings stay in the body as sent."""
     body = {k: v for k, v in data.items() if k not in (_VERSION, "stream")}
     headers: dict[str, str] = {}
     betas = body.get(_BETAS)
@@ -70,7 +70,8 @@ def unwrap(
 
 
 def _stream_error(event: str | None, data: str) -> tuple[str, str] | None:
-    """The exception an Anthropic stream's ``error`` event becomes."""
+    """The exception an Anthropic stream's ``error`` event becomes: its name from the
+    error's type, its message the error's."""
     if event != "error":
         return None
     try:
