@@ -256,6 +256,15 @@ class Http:
     signing: str | None = None
     """The AWS service name its requests are signed for with SigV4 when no key is given
     (``None``: the API takes a key only)."""
+    output_limits: tuple[tuple[str, ...], ...] = ()
+    """Where a request body of the API holds its output limit: the key paths of every
+    field that can (``("max_tokens",)``, ``("generationConfig", "maxOutputTokens")``).
+    The proxy lowers them to a backend's cap."""
+    keepalive: bytes | None = None
+    """What a streamed answer of the API carries while the model is silent, written
+    between two of its events, which its clients skip (an SSE comment line, Anthropic's
+    ``ping`` event); ``None``: nothing its clients would skip (a JSON stream, NDJSON, a
+    binary event stream, or a parser that reads any other line as data)."""
 
     def streams_array(self, query: str) -> bool:
         """Whether a stream request with this query string (``a=1&b=2``, undecoded) is

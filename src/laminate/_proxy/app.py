@@ -112,7 +112,8 @@ class _Proxy:
         stream = data.get("stream")
         exchange.stream = stream if isinstance(stream, bool) else endpoint.streams
         backend, backend_model = self.config.route(model)
-        exchange.backend, exchange.model = backend.api, backend_model
+        exchange.backend, exchange.backend_model = backend.api, backend_model
+        exchange.client_model = model
         call = prepare(
             request,
             api,
