@@ -71,9 +71,14 @@ class WriteOptions:
     ``max_completion_tokens`` for OpenAI's reasoning models by name (``o1``, ``o3``,
     ``o4-mini``, ``gpt-5`` and later, without a ``provider/`` prefix) and ``max_tokens``
     for any other model. A request read from Chat Completions keeps the spelling its
-    client used whatever this says."""
+    client used whatever this says.
+
+    ``cache_key``: the key the target's servers group the request's prompt cache by,
+    written where the target has one (Chat Completions' and Responses'
+    ``prompt_cache_key``) unless the request carries its own; ignored by the others."""
 
     max_tokens_field: MaxTokensField = "auto"
+    cache_key: str | None = None
 
 
 DEFAULT_WRITE_OPTIONS: Final = WriteOptions()

@@ -181,7 +181,7 @@ def _models(items: list[str]) -> tuple[dict[str, str], str | None]:
                 raise ConfigError(f"invalid --model {item!r}: use NAME or CLIENT=BACKEND")
             pairs[client] = backend
         elif "*" in item or "?" in item or "[" in item:
-            raise ConfigError(f"invalid --model {item!r}: a pattern needs its model, PATTERN=BACKEND")
+            raise ConfigError(f"invalid --model {item!r}: a pattern needs PATTERN=BACKEND")
         elif every is not None:
             raise ConfigError("--model NAME is given twice: give one, or CLIENT=BACKEND pairs")
         else:

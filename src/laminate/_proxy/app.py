@@ -124,8 +124,9 @@ class _Proxy:
             backend_model=backend_model,
             stream=exchange.stream,
         )
+        exchange.max_tokens_capped = call.capped
         answer = await self.backends.send(call)
-        await relay(answer, responder, call, self.config.timeouts.idle)
+        await relay(answer, responder, call, self.config.timeouts.idle, self.config.keepalive)
 
     async def count_tokens(self, request: Request, api: str) -> Response:
         return await count_tokens(request, api, self.backends, self.write_log)

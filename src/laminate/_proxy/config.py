@@ -106,10 +106,13 @@ class Backend:
             or not isinstance(self.max_tokens, int)
             or self.max_tokens < 1
         ):
-            raise ConfigError(f"backend max_tokens must be a whole number from 1, not {self.max_tokens!r}")
-        if isinstance(self.drop, str) or not all(isinstance(d, str) and d for d in self.drop):
+            raise ConfigError(
+                f"backend max_tokens must be a whole number from 1, not {self.max_tokens!r}"
+            )
+        drop: Any = self.drop
+        if isinstance(drop, str) or not all(isinstance(d, str) and d for d in drop):
             raise ConfigError(f"backend drop must list field names, not {self.drop!r}")
-        object.__setattr__(self, "drop", tuple(self.drop))
+        object.__setattr__(self, "drop", tuple(drop))
         if self.max_tokens_field not in get_args(MaxTokensField):
             wanted = ", ".join(repr(f) for f in get_args(MaxTokensField))
             raise ConfigError(

@@ -1,7 +1,7 @@
 """What one request did and used: :class:`Exchange`, the record its log line is written
-from (the client's API, the backend, the client's model and the backend's, the status, the times, the tokens the
-backend reported, the error's kind), and :func:`estimate_tokens` for a count no backend
-gives.
+from (the client's API, the backend, the client's model and the backend's, the status,
+the times, the tokens the backend reported, the error's kind), and
+:func:`estimate_tokens` for a count no backend gives.
 
 Every request fills one :class:`Exchange` as it goes and hands it on to the log when it
 ends; whatever else is counted per request (metrics, a client's limits) reads the same
