@@ -38,7 +38,7 @@ from .backend import (
 from .config import Backend, ConfigError, ProxyConfig
 from .refusals import Refusal, display_name
 
-__all__ = ["BackendClient", "Call", "prepare", "signed"]
+__all__ = ["BackendClient", "Call", "limited", "prepare", "session_key", "signed"]
 
 # httpx's AsyncClient method that picks the transport for a URL (private: see `send`).
 _PICK_TRANSPORT: Final = "_transport_for_url"
