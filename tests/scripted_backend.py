@@ -19,9 +19,12 @@ chunk, ``pace`` seconds apart) or a complete body, as the request asks. Models w
 starts with ``fail-`` script a failure: ``fail-429`` (that status, with ``retry-after:
 7``), ``fail-mid`` (the API's in-stream error after the first text), ``fail-garbage`` (a
 200 whose body is not the API's), ``fail-stall`` (one chunk, then nothing until the client
-leaves), ``fail-slow`` (nothing at all for a while). The model ``bulk`` gets its stream in
-one write (a reader then gets it in reads as large as its buffer). Every request and every
-disconnect is recorded (:class:`Record`).
+leaves), ``fail-slow`` (nothing at all for a while). A model ``late-<status>`` is
+answered with that status after 0.3 s (before which nothing is sent). A streamed answer
+for a model ``pause-S`` (``pause-0.3``) begins at once (its status and headers), then
+thinks: ``S`` seconds before its first event and again after its second. The model
+``bulk`` gets its stream in one write (a reader then gets it in reads as large as its
+buffer). Every request and every disconnect is recorded (:class:`Record`).
 
 Each request is judged as the real API judges it (``request_validators.validate``: the
 API's own types and what its servers refuse beyond them; a counting request by the
@@ -378,7 +381,10 @@ class ScriptedBackend:
         record = APIS[api]
         http = record.http
         assert http is not None
-        if model.startswith("fail-") and model[5:].isdigit():
+        late = model.startswith("late-") and model[5:].isdigit()
+        if late:
+            await asyncio.sleep(0.3)
+        if late or (model.startswith("fail-") and model[5:].isdigit()):
             status = int(model[5:])
             kind = http.error_kind(status)
             extra = [(b"retry-after", b"7")]
@@ -430,8 +436,11 @@ class ScriptedBackend:
                 self.record.finished.append(model)
             return
         watcher = asyncio.ensure_future(watch())
+        pause = float(model[6:]) if model.startswith("pause-") else 0.0
         try:
             for n, event in enumerate(events):
+                if pause and n in (0, 2):
+                    await asyncio.sleep(pause)
                 if model == "fail-mid" and n == 3:
                     error = ProviderError(
                         "scripted overload", error_type="overloaded_error", retryable=True

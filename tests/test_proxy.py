@@ -606,7 +606,7 @@ def test_a_request_the_backend_cannot_take_is_a_400_that_sdks_do_not_retry(
     def refuse(*_: Any, **__: Any) -> Any:
         raise Refused("requests of 'ollama' cannot be written yet", reason="unsupported")
 
-    monkeypatch.setattr(sys.modules["laminate._proxy.calls"], "translate_request", refuse)
+    monkeypatch.setattr(sys.modules["laminate._proxy.calls"], "write_request", refuse)
     seen: list[str] = []
     url, scripted = backend
     before = len(scripted.record.requests)

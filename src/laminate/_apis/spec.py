@@ -73,9 +73,14 @@ class WriteOptions:
     ``max_completion_tokens`` for OpenAI's reasoning models by name (``o1``, ``o3``,
     ``o4-mini``, ``gpt-5`` and later, without a ``provider/`` prefix) and ``max_tokens``
     for any other model. A request read from Chat Completions keeps the spelling its
-    client used whatever this says."""
+    client used whatever this says.
+
+    ``cache_key``: the key the target's servers group the request's prompt cache by,
+    written where the target has one (Chat Completions' and Responses'
+    ``prompt_cache_key``) unless the request carries its own; ignored by the others."""
 
     max_tokens_field: MaxTokensField = "auto"
+    cache_key: str | None = None
 
 
 DEFAULT_WRITE_OPTIONS: Final = WriteOptions()
@@ -305,6 +310,15 @@ class Http:
     signing: str | None = None
     """The AWS service name its requests are signed for with SigV4 when no key is given
     (``None``: the API takes a key only)."""
+    output_limits: tuple[tuple[str, ...], ...] = ()
+    """Where a request body of the API holds its output limit: the key paths of every
+    field that can (``("max_tokens",)``, ``("generationConfig", "maxOutputTokens")``).
+    The proxy lowers them to a backend's cap."""
+    keepalive: bytes | None = None
+    """What a streamed answer of the API carries while the model is silent, written
+    between two of its events, which its clients skip (an SSE comment line, Anthropic's
+    ``ping`` event); ``None``: nothing its clients would skip (a JSON stream, NDJSON, a
+    binary event stream, or a parser that reads any other line as data)."""
 
     def streams_array(self, query: str) -> bool:
         """Whether a stream request with this query string (``a=1&b=2``, undecoded) is

@@ -108,6 +108,7 @@ def write_request(
     *,
     strict: bool = False,
     max_tokens_field: MaxTokensField = "auto",
+    cache_key: str | None = None,
 ) -> WrittenRequest:
     """``request`` as a body of ``api``, with the path to send it to and what it lost;
     ``strict=True``: a :class:`TranslationError` instead of any loss.
@@ -117,10 +118,15 @@ def write_request(
     reads), ``"max_completion_tokens"`` (what OpenAI's reasoning models require) or
     ``"auto"``, the default: ``max_completion_tokens`` for OpenAI's reasoning models
     (``o1``, ``o3``, ``o4-mini``, ``gpt-5``, ...) and ``max_tokens`` for any other model.
-    A request read from Chat Completions keeps its client's spelling."""
+    A request read from Chat Completions keeps its client's spelling.
+
+    ``cache_key`` is the key the target's servers group the prompt cache by (a stable
+    one per conversation, so that its next turn reads what this one cached), written
+    where the target has such a field (Chat Completions' and Responses'
+    ``prompt_cache_key``) unless the request carries its own; other targets ignore it."""
     if not isinstance(request, Request):
         raise TypeError(f"write_request takes a laminate.Request, not {type(request).__name__}")
-    options = _options(max_tokens_field)
+    options = _options(max_tokens_field, cache_key)
     record = _record(api, "writer")
     if record.write_request is None:
         raise TranslationError(f"requests of {api!r} cannot be written yet", reason="unsupported")
@@ -147,18 +153,24 @@ def translate_request(
     strict: bool = False,
     max_tokens_field: MaxTokensField = "auto",
     model: str | None = None,
+    cache_key: str | None = None,
 ) -> Translation:
     """A request of ``source`` written for ``target``: read, then written
-    (``strict`` and ``max_tokens_field`` as :func:`write_request` takes them). ``model``,
+    (``strict``, ``max_tokens_field`` and ``cache_key`` as :func:`write_request` takes
+    them). ``model``,
     when given, is the target's model in place of the client's (a translator's mapping);
     the ``request`` kept on the result is the client's, as read."""
-    _options(max_tokens_field)
+    _options(max_tokens_field, cache_key)
     if model is not None and not isinstance(model, str):
         raise TypeError(f"model must be a str or None, not {type(model).__name__}")
     request = read_request(body, source, path=path)
     target_request = request if model is None else dataclasses.replace(request, model=model)
     written = write_request(
-        target_request, target, strict=strict, max_tokens_field=max_tokens_field
+        target_request,
+        target,
+        strict=strict,
+        max_tokens_field=max_tokens_field,
+        cache_key=cache_key,
     )
     return Translation(
         written.body, written.path, written.losses, written.names, written.ids, request
@@ -168,13 +180,15 @@ def translate_request(
 _FIELDS: Final = frozenset(get_args(MaxTokensField))
 
 
-def _options(max_tokens_field: object) -> WriteOptions:
+def _options(max_tokens_field: object, cache_key: object = None) -> WriteOptions:
     if not isinstance(max_tokens_field, str):
         raise TypeError(f"max_tokens_field must be a str, not {type(max_tokens_field).__name__}")
     if max_tokens_field not in _FIELDS:
         wanted = ", ".join(repr(f) for f in sorted(_FIELDS))
         raise ValueError(f"max_tokens_field must be one of {wanted}, not {max_tokens_field!r}")
-    return WriteOptions(max_tokens_field)  # type: ignore[arg-type]
+    if cache_key is not None and not isinstance(cache_key, str):
+        raise TypeError(f"cache_key must be a str or None, not {type(cache_key).__name__}")
+    return WriteOptions(max_tokens_field, cache_key)  # type: ignore[arg-type]
 
 
 # -- renaming -------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from .._apis.registry import APIS
 from .._proxy.config import (
+    DEFAULT_KEEPALIVE,
     DEFAULT_MAX_REQUEST,
     Backend,
     ConfigError,
@@ -46,6 +47,16 @@ def _positive(text: str) -> float:
         value = -1.0
     if value <= 0:
         raise argparse.ArgumentTypeError(f"invalid value {text!r}: a positive number")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"invalid value {text!r}: a number of seconds from 0")
     return value
 
 
@@ -94,7 +105,24 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=[],
         metavar="NAME|CLIENT=BACKEND",
         help="the backend's model for every request, or a client model's backend model "
-        "(repeatable); absent: the client's model",
+        "(repeatable; CLIENT may be a shell pattern, 'claude-*=qwen3-coder', the most "
+        "specific wins); absent: the client's model",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="the backend's cap on a request's output limit: a request asking for more "
+        "is lowered to N",
+    )
+    parser.add_argument(
+        "--drop",
+        action="append",
+        default=[],
+        metavar="FIELD",
+        help="a top-level field of the backend's API it refuses, removed from every "
+        "request (repeatable)",
     )
     parser.add_argument(
         "--api-key-env",
@@ -121,6 +149,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="N",
         help=f"the largest request accepted (default {DEFAULT_MAX_REQUEST}); larger: 413",
     )
+    parser.add_argument(
+        "--keepalive",
+        type=_seconds,
+        default=None,
+        metavar="S",
+        help=f"while the backend is silent in a streamed answer, write the client API's "
+        f"keep-alive at least every S seconds ({DEFAULT_KEEPALIVE:g}; 0: never)",
+    )
     defaults = Timeouts()
     for name, default, what in (
         ("connect", defaults.connect, "to connect to the backend"),
@@ -146,6 +182,8 @@ def _models(items: list[str]) -> tuple[dict[str, str], str | None]:
             if not client or not backend:
                 raise ConfigError(f"invalid --model {item!r}: use NAME or CLIENT=BACKEND")
             pairs[client] = backend
+        elif "*" in item or "?" in item or "[" in item:
+            raise ConfigError(f"invalid --model {item!r}: a pattern needs PATTERN=BACKEND")
         elif every is not None:
             raise ConfigError("--model NAME is given twice: give one, or CLIENT=BACKEND pairs")
         else:
@@ -156,8 +194,11 @@ def _models(items: list[str]) -> tuple[dict[str, str], str | None]:
 def build_config(args: argparse.Namespace, environ: Mapping[str, str]) -> ProxyConfig:
     """The configuration the options describe (keys read from ``environ``)."""
     if args.config:
-        if args.backend or args.model or args.backend_key_env:
-            raise ConfigError("--config holds the backends: leave out --backend and --model")
+        if args.backend or args.model or args.backend_key_env or args.max_tokens or args.drop:
+            raise ConfigError(
+                "--config holds the backends: leave out --backend, --backend-key-env, "
+                "--model, --max-tokens and --drop"
+            )
         config = config_from_toml(args.config, environ)
     else:
         if args.backend is None:
@@ -172,6 +213,8 @@ def build_config(args: argparse.Namespace, environ: Mapping[str, str]) -> ProxyC
                     key=_key(args.backend_key_env, environ, "--backend-key-env"),
                     models=pairs,
                     model=every,
+                    max_tokens=args.max_tokens,
+                    drop=tuple(args.drop),
                 ),
             )
         )
@@ -187,6 +230,7 @@ def build_config(args: argparse.Namespace, environ: Mapping[str, str]) -> ProxyC
         api_key=api_key,
         max_request_bytes=args.max_request_bytes or config.max_request_bytes,
         timeouts=timeouts,
+        keepalive=config.keepalive if args.keepalive is None else args.keepalive,
     )
 
 

@@ -113,7 +113,8 @@ class _Proxy:
         stream = data.get("stream")
         exchange.stream = stream if isinstance(stream, bool) else endpoint.streams
         backend, backend_model = self.config.route(model)
-        exchange.backend, exchange.model = backend.api, backend_model
+        exchange.backend, exchange.backend_model = backend.api, backend_model
+        exchange.client_model = model
         call = prepare(
             request,
             api,
@@ -124,8 +125,9 @@ class _Proxy:
             backend_model=backend_model,
             stream=exchange.stream,
         )
+        exchange.max_tokens_capped = call.capped
         answer = await self.backends.send(call)
-        await relay(answer, responder, call, self.config.timeouts.idle)
+        await relay(answer, responder, call, self.config.timeouts.idle, self.config.keepalive)
 
     async def count_tokens(self, request: Request, api: str) -> Response:
         return await count_tokens(request, api, self.backends, self.write_log)

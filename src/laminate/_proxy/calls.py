@@ -11,6 +11,7 @@ another backend, the next key of a pool) belongs beside it, around ``prepare`` a
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,8 +23,10 @@ import httpx
 from starlette.requests import Request
 
 from .._apis.spec import Endpoint
-from .._apis.translate import Translation, translate_request
+from .._apis.translate import Translation, read_request, write_request
 from .._core.errors import LaminateError, TranslationError
+from .._core.request import Request as LaminateRequest
+from .._core.response import Text
 from .backend import (
     backend_headers,
     backend_url,
@@ -35,13 +38,15 @@ from .backend import (
 from .config import Backend, ConfigError, ProxyConfig
 from .refusals import Refusal, display_name
 
-__all__ = ["BackendClient", "Call", "prepare", "signed"]
+__all__ = ["BackendClient", "Call", "limited", "prepare", "session_key", "signed"]
 
 # httpx's AsyncClient method that picks the transport for a URL (private: see `send`).
 _PICK_TRANSPORT: Final = "_transport_for_url"
 # The backend URLs kept parsed (one per endpoint and backend, as a rule; a path with a
 # model in it, or a query, adds more).
 _URLS_KEPT: Final = 256
+# The hex digits of a derived prompt cache key (64 bits: no two sessions meet).
+_CACHE_KEY_DIGITS: Final = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +61,8 @@ class Call:
     translation: Translation | None
     array: bool = False
     """The client asked its stream as one JSON array (Gemini without ``alt=sse``)."""
+    capped: int | None = None
+    """The output limit the request asked for, when the backend's cap lowered it."""
 
 
 def prepare(
@@ -72,7 +79,7 @@ def prepare(
     """The call that asks ``backend`` for the answer to a client's request of ``api``:
     the request as it is (the model renamed where the route renames it) for a backend of
     the same API, else translated (a request the backend's API cannot express is a
-    :class:`Refusal`)."""
+    :class:`Refusal`); either way limited to what the backend takes (:func:`limited`)."""
     raw_path = request.scope.get("raw_path") or request.url.path.encode()
     path = raw_path.decode("latin-1")
     path_model = request.path_params.get("model")
@@ -86,20 +93,23 @@ def prepare(
     query = strip_query_key(query)
     path_and_query = f"{path}?{query}" if query else path
     if backend.api == api:
+        limits, capped = limited(data, backend)
+        if limits is not data:
+            body = json.dumps(limits, ensure_ascii=False).encode()
         url = backend_url(backend, path_and_query)
         headers = signed(backend, url, body, forwarded_headers(request.headers.items()))
-        return Call(backend, url, body, headers, stream, None, array)
+        return Call(backend, url, body, headers, stream, None, array, capped)
     # A request the backend's API cannot express is this client's request being
     # unsupported on this route: a 400 in the client's shape, which SDKs do not retry
     # (a 5xx such as 501 would be retried, and fail again).
     backend_name = f"the {display_name(backend.api)} backend"
     try:
-        translation = translate_request(
-            data,
-            api,
+        read = read_request(data, api, path=path_and_query)
+        written = write_request(
+            read,
             backend.api,
-            path=path_and_query,
             max_tokens_field=backend.max_tokens_field,
+            cache_key=session_key(read),
         )
     except TranslationError as exc:
         if exc.reason == "unsupported":
@@ -107,10 +117,62 @@ def prepare(
         raise Refusal(400, f"the request cannot be translated for {backend_name}: {exc}") from None
     except LaminateError as exc:
         raise Refusal(400, f"the request cannot be sent to {backend_name}: {exc}") from None
-    content = json.dumps(translation.body, ensure_ascii=False).encode()
+    sent, capped = limited(written.body, backend)
+    translation = Translation(sent, written.path, written.losses, written.names, written.ids, read)
+    content = json.dumps(sent, ensure_ascii=False).encode()
     url = backend_url(backend, translation.path)
     headers = signed(backend, url, content, {})
-    return Call(backend, url, content, headers, stream, translation, array)
+    return Call(backend, url, content, headers, stream, translation, array, capped)
+
+
+def limited(data: dict[str, Any], backend: Backend) -> tuple[dict[str, Any], int | None]:
+    """A request body of ``backend``'s API as the backend takes it: each output limit
+    (its API's ``Http.output_limits``) above the backend's ``max_tokens`` lowered to it,
+    the fields of its ``drop`` removed. The same dict when nothing changed (else a copy
+    along the changed paths), and the limit asked for when it was lowered."""
+    cap, capped = backend.max_tokens, None
+    if cap is not None:
+        for keys in http_of(backend.api).output_limits:
+            asked = _at(data, keys)
+            if isinstance(asked, int) and not isinstance(asked, bool) and asked > cap:
+                data = _set(data, keys, cap)
+                capped = asked if capped is None else max(capped, asked)
+    if backend.drop and not data.keys().isdisjoint(backend.drop):
+        data = {k: v for k, v in data.items() if k not in backend.drop}
+    return data, capped
+
+
+def _at(data: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    value: Any = data
+    for key in keys:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _set(data: dict[str, Any], keys: tuple[str, ...], value: Any) -> dict[str, Any]:
+    head, *rest = keys
+    inner = value if not rest else _set(data[head], tuple(rest), value)
+    return {**data, head: inner}
+
+
+def session_key(request: LaminateRequest) -> str | None:
+    """A stable prompt cache key for the client's session: the key the client gave
+    (a ``prompt_cache_key`` of its own, kept for an OpenAI API of the other kind), else a
+    short hash of its user (Anthropic's ``metadata.user_id``, in which Claude Code names
+    its session), else of its first system prompt's text (``None``: none of these)."""
+    own = request.extra.get("prompt_cache_key")
+    if isinstance(own, str) and own:
+        return own
+    if request.user:
+        seed = "user\0" + request.user
+    else:
+        first = next((b.text for b in request.system if isinstance(b, Text)), None)
+        if not first:
+            return None
+        seed = "system\0" + first
+    return hashlib.sha256(seed.encode()).hexdigest()[:_CACHE_KEY_DIGITS]
 
 
 def signed(backend: Backend, url: str, body: bytes, headers: Mapping[str, str]) -> dict[str, str]:

@@ -5,14 +5,20 @@ A :class:`ProxyConfig` is plain data, built by the command line (``--backend``,
 as values, read from the environment by whoever builds the configuration, and never
 shown in a ``repr``.
 
-Routing is by the model a request names: the first backend that lists the model (in
-``models``, client name to backend name) takes it, under its backend name; any other
-model goes to the first backend, under that backend's ``model`` when one is set, else
-unchanged.
+Routing is by the model a request names (:meth:`ProxyConfig.route`). Each backend's
+``models`` maps client names to backend names; a client name may be a shell-style
+pattern (``*``, ``?``, ``[abc]``, ``[!abc]``, as :func:`fnmatch.fnmatchcase` reads them:
+case-sensitive, and ``*`` matches ``/`` too). The most specific entry of all backends
+wins: an exact name before any pattern; among patterns, the one with more literal
+characters, then the one with fewer wildcards, then the first listed (backends in
+order, each one's entries in order). A model no entry matches goes to the first
+backend, under that backend's ``model`` when one is set, else unchanged.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +31,7 @@ from .._apis.spec import MaxTokensField
 from .._core.errors import LaminateError
 
 __all__ = [
+    "DEFAULT_KEEPALIVE",
     "DEFAULT_MAX_REQUEST",
     "Backend",
     "ConfigError",
@@ -35,6 +42,10 @@ __all__ = [
 ]
 
 DEFAULT_MAX_REQUEST: Final = 32 * 1024 * 1024
+DEFAULT_KEEPALIVE: Final = 15.0
+# The routes kept per model name asked (a client asks a handful; a bound keeps a client
+# that makes up names from growing the table).
+_ROUTES_KEPT: Final = 1024
 
 
 class ConfigError(LaminateError):
@@ -82,7 +93,26 @@ class Backend:
     (what OpenAI's reasoning models require) or ``"auto"`` (by the model's name; see
     :func:`laminate.write_request`)."""
 
+    max_tokens: int | None = None
+    """A cap on a request's output limit: a request asking for more is lowered to it
+    (``None``: no cap)."""
+    drop: tuple[str, ...] = ()
+    """Top-level fields of this backend's API that it refuses: removed from every
+    request sent to it, after translation (a field absent from a request is fine)."""
+
     def __post_init__(self) -> None:
+        if self.max_tokens is not None and (
+            isinstance(self.max_tokens, bool)
+            or not isinstance(self.max_tokens, int)
+            or self.max_tokens < 1
+        ):
+            raise ConfigError(
+                f"backend max_tokens must be a whole number from 1, not {self.max_tokens!r}"
+            )
+        drop: Any = self.drop
+        if isinstance(drop, str) or not all(isinstance(d, str) and d for d in drop):
+            raise ConfigError(f"backend drop must list field names, not {self.drop!r}")
+        object.__setattr__(self, "drop", tuple(drop))
         if self.max_tokens_field not in get_args(MaxTokensField):
             wanted = ", ".join(repr(f) for f in get_args(MaxTokensField))
             raise ConfigError(
@@ -114,6 +144,10 @@ class ProxyConfig:
     log: Callable[[str], None] | None = None
     """Where each request's JSON log line goes (``None``: the ``laminate.proxy``
     logger, at INFO)."""
+    keepalive: float = DEFAULT_KEEPALIVE
+    """While a backend is silent in the middle of a streamed answer, the client API's
+    keep-alive is written at least this often, in seconds (``0``: never)."""
+    _routing: _Routing = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.backends, tuple | list):
@@ -125,22 +159,100 @@ class ProxyConfig:
         object.__setattr__(self, "backends", tuple(self.backends))
         if self.max_request_bytes <= 0:
             raise ConfigError("max_request_bytes must be positive")
+        keepalive = self.keepalive
+        if isinstance(keepalive, bool) or not isinstance(keepalive, int | float) or keepalive < 0:
+            raise ConfigError(f"keepalive must be a number of seconds from 0, not {keepalive!r}")
+        object.__setattr__(self, "_routing", _Routing(self.backends))
 
     def route(self, model: str) -> tuple[Backend, str]:
-        """The backend a request for ``model`` goes to, and the model it asks there."""
-        for backend in self.backends:
-            routed = backend.models.get(model)
-            if routed is not None:
-                return backend, routed
-        first = self.backends[0]
-        return first, first.model or model
+        """The backend a request for ``model`` goes to, and the model it asks there (the
+        most specific entry of every backend's ``models``; see the module's text)."""
+        return self._routing.route(model)
 
     def models(self) -> list[str]:
-        """The model names clients can ask for: every routed name, then the default."""
-        names = [name for backend in self.backends for name in backend.models]
+        """The model names clients can ask for: every exact routed name (not the
+        patterns), then the default."""
+        names = [
+            name for backend in self.backends for name in backend.models if not _is_pattern(name)
+        ]
         if self.backends[0].model is not None:
             names.append(self.backends[0].model)
         return list(dict.fromkeys(names))
+
+
+class _Routing:
+    """The backends' ``models``, compiled once: the exact names in one table, the
+    patterns most specific first, and the routes found so far (bounded)."""
+
+    __slots__ = ("_default", "_exact", "_patterns", "_seen")
+
+    def __init__(self, backends: tuple[Backend, ...]) -> None:
+        self._exact: dict[str, tuple[Backend, str]] = {}
+        ranked: list[tuple[int, int, int, re.Pattern[str], Backend, str]] = []
+        for backend in backends:
+            for name, target in backend.models.items():
+                if not isinstance(name, str) or not isinstance(target, str):
+                    raise ConfigError(f"backend models must map names to names, not {name!r}")
+                literal, wildcards = _pattern_size(name)
+                if not wildcards:
+                    self._exact.setdefault(name, (backend, target))
+                    continue
+                rule = re.compile(fnmatch.translate(name))
+                ranked.append((-literal, wildcards, len(ranked), rule, backend, target))
+        ranked.sort(key=lambda entry: entry[:3])
+        self._patterns = tuple((rule, backend, target) for *_, rule, backend, target in ranked)
+        first = backends[0]
+        self._default = first
+        self._seen: dict[str, tuple[Backend, str]] = {}
+
+    def route(self, model: str) -> tuple[Backend, str]:
+        found = self._seen.get(model)
+        if found is not None:
+            return found
+        found = self._exact.get(model)
+        if found is None:
+            for rule, backend, target in self._patterns:
+                if rule.match(model):
+                    found = (backend, target)
+                    break
+            else:
+                found = (self._default, self._default.model or model)
+        if len(self._seen) >= _ROUTES_KEPT:
+            self._seen.clear()
+        self._seen[model] = found
+        return found
+
+
+def _pattern_size(name: str) -> tuple[int, int]:
+    """A model pattern's literal characters and wildcards, as :mod:`fnmatch` reads it
+    (``*``, ``?``, a ``[...]`` set with its closing bracket; a ``[`` without one is a
+    literal)."""
+    literal = wildcards = 0
+    at, size = 0, len(name)
+    while at < size:
+        char = name[at]
+        at += 1
+        if char in "*?":
+            wildcards += 1
+        elif char == "[":
+            end = at
+            if end < size and name[end] == "!":
+                end += 1
+            if end < size and name[end] == "]":
+                end += 1
+            end = name.find("]", end)
+            if end < 0:
+                literal += 1
+            else:
+                wildcards += 1
+                at = end + 1
+        else:
+            literal += 1
+    return literal, wildcards
+
+
+def _is_pattern(name: str) -> bool:
+    return _pattern_size(name)[1] > 0
 
 
 def parse_backend(text: str) -> tuple[str, str]:
@@ -168,6 +280,7 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
 
     api_key_env = "PROXY_KEY"            # optional
     max_request_bytes = 33554432         # optional
+    keepalive = 15                       # optional: seconds (0: no keep-alive)
     [timeouts]                           # optional: connect, read, idle (seconds)
     read = 600
     [[backend]]
@@ -175,9 +288,11 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
     base_url = "http://127.0.0.1:11434/v1"
     key_env = "OLLAMA_KEY"               # optional
     model = "qwen3-coder"                # optional: every model not listed anywhere
-    models = { "claude-haiku-4-5" = "qwen3:8b" }
+    models = { "claude-haiku-4-5" = "qwen3:8b", "claude-*" = "qwen3-coder" }
     max_tokens_field = "max_tokens"      # optional, Chat Completions backends: "auto",
                                          # "max_tokens" or "max_completion_tokens"
+    max_tokens = 32000                   # optional: a cap on the output limit
+    drop = ["temperature"]               # optional: fields this backend refuses
     """
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
@@ -188,7 +303,16 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
         raise ConfigError(f"{path}: no [[backend]] table")
     backends = []
     for n, item in enumerate(raw_backends):
-        unknown = set(item) - {"api", "base_url", "key_env", "model", "models", "max_tokens_field"}
+        unknown = set(item) - {
+            "api",
+            "base_url",
+            "key_env",
+            "model",
+            "models",
+            "max_tokens_field",
+            "max_tokens",
+            "drop",
+        }
         if unknown:
             raise ConfigError(f"{path}: backend {n}: unknown keys {sorted(unknown)}")
         models = item.get("models", {})
@@ -202,6 +326,8 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
                 models=dict(models),
                 model=item.get("model"),
                 max_tokens_field=item.get("max_tokens_field", "auto"),
+                max_tokens=item.get("max_tokens"),
+                drop=_names(item.get("drop", ()), f"{path}: backend {n}: drop"),
             )
         )
     timeouts = data.get("timeouts", {})
@@ -212,4 +338,11 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
         api_key=_env(data.get("api_key_env"), environ, "api_key_env"),
         max_request_bytes=int(data.get("max_request_bytes", DEFAULT_MAX_REQUEST)),
         timeouts=Timeouts(**timeouts),
+        keepalive=data.get("keepalive", DEFAULT_KEEPALIVE),
     )
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{what} must be a list of field names")
+    return tuple(value)

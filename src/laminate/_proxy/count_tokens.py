@@ -60,7 +60,8 @@ async def _count(
     if not isinstance(model, str) or not model:
         raise Refusal(400, "the request names no model")
     backend, backend_model = config.route(model)
-    exchange.backend, exchange.model = backend.api, backend_model
+    exchange.backend, exchange.backend_model = backend.api, backend_model
+    exchange.client_model = model
     try:
         counted = await _backend_count(
             request, api, backends, body=body, data=data, backend=backend, model=backend_model

@@ -1,7 +1,7 @@
 """What one request did and used: :class:`Exchange`, the record its log line is written
-from (the client's API, the backend, the model, the status, the times, the tokens the
-backend reported, the error's kind), and :func:`estimate_tokens` for a count no backend
-gives.
+from (the client's API, the backend, the client's model and the backend's, the status,
+the times, the tokens the backend reported, the error's kind), and
+:func:`estimate_tokens` for a count no backend gives.
 
 Every request fills one :class:`Exchange` as it goes and hands it on to the log when it
 ends; whatever else is counted per request (metrics, a client's limits) reads the same
@@ -29,12 +29,14 @@ class Exchange:
 
     __slots__ = (
         "backend",
+        "backend_model",
         "client",
+        "client_model",
         "disconnected",
         "error",
         "first_byte",
         "input_tokens",
-        "model",
+        "max_tokens_capped",
         "output_tokens",
         "started",
         "status",
@@ -44,7 +46,10 @@ class Exchange:
     def __init__(self, client: str) -> None:
         self.client = client
         self.backend: str | None = None
-        self.model: str | None = None
+        self.client_model: str | None = None
+        self.backend_model: str | None = None
+        self.max_tokens_capped: int | None = None
+        """The output limit the request asked for, when the backend's cap lowered it."""
         self.stream = False
         self.status = 0
         self.started = time.perf_counter()
@@ -67,7 +72,10 @@ class Exchange:
             {
                 "client": self.client,
                 "backend": self.backend,
-                "model": self.model,
+                "model": self.backend_model,
+                "client_model": self.client_model,
+                "backend_model": self.backend_model,
+                "max_tokens_capped": self.max_tokens_capped,
                 "stream": self.stream,
                 "status": self.status,
                 "ttfb_ms": ttfb,

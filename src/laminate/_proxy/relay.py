@@ -18,16 +18,22 @@ read), and a broken connection a :class:`StreamReadError`. Over it:
   client's error shape with the backend's status kept.
 
 Before the first byte a failure is raised as a :class:`Refusal` (an HTTP status); after
-it, it is written as the client API's in-stream error. A keep-alive written to the
-client while the backend is silent would go in :meth:`Reads.next`, which times that
-silence.
+it, it is written as the client API's in-stream error.
+
+While the backend is silent in a streamed answer whose head it sent (a 200: the status
+is known), the client API's keep-alive (``Http.keepalive``) is written at least every
+``keepalive`` seconds (:meth:`Reads.keeping_alive`), between two of the answer's events
+only. It commits the answer's 200: a failure after it is an in-stream error. Nothing is
+written before the backend's head arrived, so that its status (a 429, a 5xx) still
+reaches the client as a status.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Final
 
 import anyio
@@ -41,6 +47,7 @@ from .._encode.encoder import encode_response
 from .._io.complete import normalize
 from .._io.sources import ERROR_BODY_CAP, ends_answer, http_error, silence_error
 from .._normalizer import StreamNormalizer
+from .backend import http_of
 from .calls import Call
 from .client import Responder
 from .refusals import Refusal, error_response, failure
@@ -62,6 +69,13 @@ _FIRST_PIECE: Final = 1024
 _PIECE: Final = 16 * 1024
 # How long a backend's error body is waited for.
 _ERROR_BODY_SECONDS: Final = 30.0
+# Where a stream passing through may take a keep-alive: after a blank line (the end of
+# an SSE event).
+_EVENT_ENDS: Final = (b"\n\n", b"\r\n\r\n", b"\r\r")
+# How often a keep-alive that is due but cannot be written yet (the client is being
+# written to, or the backend stopped inside an event) is tried again, in keep-alive
+# periods.
+_RETRY_SHARE: Final = 0.125
 
 
 class Reads:
@@ -74,22 +88,108 @@ class Reads:
 
     One cancel scope whose deadline each read sets, and lifts once the read is done
     (the time spent writing to the client is not the backend's silence): a scope per
-    read would cost about as much as relaying a small chunk."""
+    read would cost about as much as relaying a small chunk. A read also notes when the
+    silence began, for the keep-alive (:meth:`keeping_alive`)."""
 
-    __slots__ = ("_chunks", "scope", "seconds")
+    __slots__ = ("_chunks", "_last", "_pinging", "_since", "_waiting", "scope", "seconds")
 
     def __init__(self, answer: httpx.Response, seconds: float) -> None:
         self._chunks = _chunks(answer)
         self.seconds = seconds
         self.scope = anyio.CancelScope()
+        self._since = 0.0  # when the current read began
+        self._waiting = False  # a read is waiting for the backend
+        self._last = b""  # the last chunk read
+        self._pinging: anyio.Event | None = None  # set while a keep-alive is written
 
     async def next(self) -> bytes | None:
         """The next chunk (``None``: the end)."""
-        self.scope.deadline = anyio.current_time() + self.seconds
+        now = anyio.current_time()
+        self.scope.deadline = now + self.seconds
+        self._since = now
+        self._waiting = True
         try:
-            return await anext(self._chunks, None)
+            chunk = await anext(self._chunks, None)
         finally:
             self.scope.deadline = math.inf
+            self._waiting = False
+            if self._pinging is not None:  # a keep-alive goes out whole first
+                await self._pinging.wait()
+        if chunk is not None:
+            self._last = chunk
+        return chunk
+
+    @contextlib.asynccontextmanager
+    async def keeping_alive(
+        self,
+        write: Callable[[bytes], Awaitable[None]],
+        data: bytes | None,
+        seconds: float,
+        *,
+        framed: bool,
+    ) -> AsyncIterator[None]:
+        """While inside, ``data`` (a client API's keep-alive) is written with ``write``
+        whenever a read has waited ``seconds`` (``None`` or ``0``: never). ``framed``:
+        the chunks read are written as they are, so a keep-alive goes only after one
+        that ends an SSE event; else what is written between reads always ends one.
+
+        One task beside the reads, which wakes once per ``seconds`` at most while the
+        backend is chatty; on asyncio a bare task (as :func:`~.client.watching` does)."""
+        if data is None or seconds <= 0:
+            yield
+            return
+        ping = self._ping(write, data, seconds, framed=framed)
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # another event loop (trio)
+            loop = None
+        if loop is not None:
+            task = loop.create_task(ping)
+            try:
+                yield
+            finally:
+                task.cancel()
+            return
+        failure: Exception | None = None
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(lambda: ping)
+            try:  # in this task: a task group would wrap its exception in a group
+                yield
+            except Exception as exc:
+                failure = exc
+            tasks.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+
+    async def _ping(
+        self,
+        write: Callable[[bytes], Awaitable[None]],
+        data: bytes,
+        seconds: float,
+        *,
+        framed: bool,
+    ) -> None:
+        try:
+            while True:
+                due = self._since + seconds
+                now = anyio.current_time()
+                if now < due:
+                    await anyio.sleep(due - now)
+                    continue
+                if not self._waiting or (
+                    framed and self._last and not self._last.endswith(_EVENT_ENDS)
+                ):
+                    await anyio.sleep(seconds * _RETRY_SHARE)
+                    continue
+                done = self._pinging = anyio.Event()
+                try:
+                    await write(data)
+                finally:
+                    self._pinging = None
+                    done.set()
+                self._since = anyio.current_time()
+        except Exception:  # the client is gone: the reads' own writes say so
+            return
 
     def check(self, normalizer: StreamNormalizer | None = None) -> None:
         """After the scope: a :class:`StreamTimeoutError` if the silence cut the reads
@@ -131,25 +231,29 @@ async def _chunks(answer: httpx.Response) -> AsyncGenerator[bytes, None]:
         ) from None
 
 
-async def relay(answer: httpx.Response, responder: Responder, call: Call, idle: float) -> None:
+async def relay(
+    answer: httpx.Response, responder: Responder, call: Call, idle: float, keepalive: float = 0.0
+) -> None:
     """The backend's ``answer`` to ``call``, to the client (``idle``: the longest silence
-    of the backend, in seconds). The answer is closed on every way out."""
+    of the backend, in seconds; ``keepalive``: how often the client API's keep-alive is
+    written while it is silent in a stream, ``0``: never). The answer is closed on every
+    way out."""
     api = responder.exchange.client
     try:
         if answer.status_code >= 300:
             same = call.translation is None
             await responder.respond(await _backend_error(answer, api, same=same))
         elif call.translation is None:
-            await _pass_through(answer, responder, call, idle)
+            await _pass_through(answer, responder, call, idle, keepalive)
         else:
-            await _translate(answer, responder, call, call.translation, idle)
+            await _translate(answer, responder, call, call.translation, idle, keepalive=keepalive)
     finally:
         with anyio.CancelScope(shield=True):
             await answer.aclose()
 
 
 async def _pass_through(
-    answer: httpx.Response, responder: Responder, call: Call, idle: float
+    answer: httpx.Response, responder: Responder, call: Call, idle: float, keepalive: float
 ) -> None:
     """The backend's answer as it came, a body read whole or a stream chunk by chunk
     as it arrives. Each chunk is looked at for the log's token counts only after it
@@ -169,12 +273,14 @@ async def _pass_through(
         headers["content-type"] = client_writer(api, array=call.array).media_type
     responder.begin(answer.status_code, headers)
     scan = UsageScan(api, answer.headers.get("content-type"))
+    ping = None if call.array else http_of(api).keepalive
     async with contextlib.aclosing(Reads(answer, idle)) as reads:
         try:
-            with reads.scope:
-                while (chunk := await reads.next()) is not None:
-                    await responder.write(chunk)
-                    scan.feed(chunk)
+            async with reads.keeping_alive(responder.write, ping, keepalive, framed=True):
+                with reads.scope:
+                    while (chunk := await reads.next()) is not None:
+                        await responder.write(chunk)
+                        scan.feed(chunk)
             reads.check()
         except LaminateError as exc:
             if not responder.started:
@@ -192,6 +298,8 @@ async def _translate(
     call: Call,
     translation: Translation,
     idle: float,
+    *,
+    keepalive: float,
 ) -> None:
     """The backend's answer, normalized, restored to the client's names and written in
     the client's API: a whole body, or a stream whose every read from the backend goes
@@ -230,9 +338,11 @@ async def _translate(
             await responder.write(data)
         return bool(data)
 
+    ping = None if call.array else http_of(api).keepalive
     async with contextlib.aclosing(Reads(answer, idle)) as reads:
         try:
-            events, error = await _normalized(reads, normalizer, deliver)
+            async with reads.keeping_alive(responder.write, ping, keepalive, framed=False):
+                events, error = await _normalized(reads, normalizer, deliver)
             if events:
                 await responder.write(written(events))
             if error is not None:

@@ -84,6 +84,7 @@ def proxy_server(config: ProxyConfig, *, host: str = "127.0.0.1", port: int = 0)
 def _dump(config: ProxyConfig) -> str:
     data = asdict(config)
     data.pop("log", None)
+    data.pop("_routing", None)  # compiled from the backends again by each worker
     for backend, original in zip(data["backends"], config.backends, strict=True):
         backend["key"] = original.key
     data["api_key"] = config.api_key
@@ -97,6 +98,7 @@ def _load(text: str) -> ProxyConfig:
         api_key=data["api_key"],
         max_request_bytes=data["max_request_bytes"],
         timeouts=Timeouts(**data["timeouts"]),
+        keepalive=data["keepalive"],
     )
 
 

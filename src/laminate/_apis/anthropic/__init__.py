@@ -85,6 +85,8 @@ API = Api(
         error_body=error_body,
         error_kind=error_kind,
         count_tokens="/v1/messages/count_tokens",
+        output_limits=(("max_tokens",),),
+        keepalive=b'event: ping\ndata: {"type": "ping"}\n\n',
     ),
     mock=Mock(
         endpoints=_ENDPOINTS,

@@ -87,6 +87,7 @@ API = Api(
         error_body=error_body,
         error_kind=error_kind,
         signing="bedrock",
+        output_limits=(("inferenceConfig", "maxTokens"),),
         counting=Counting(
             lambda model: f"/model/{quote(model, safe='')}/count-tokens",
             request.count_tokens_body,

@@ -75,7 +75,12 @@ API = Api(
     matches_frame=_matches_frame,
     matches_body=_matches_body,
     sdk=Sdk(modules=("cohere",)),
-    http=Http(usage_keys=(b'"usage"',), endpoints=_ENDPOINTS),
+    http=Http(
+        usage_keys=(b'"usage"',),
+        endpoints=_ENDPOINTS,
+        output_limits=(("max_tokens",),),
+        keepalive=b": keep-alive\n\n",
+    ),
     mock=Mock(
         endpoints=_ENDPOINTS,
         demo_model="command-a-03-2025",

@@ -70,6 +70,12 @@ API = Api(
     http=Http(
         usage_keys=(b'"usageMetadata"',),
         sse_query="alt=sse",
+        output_limits=(
+            ("generationConfig", "maxOutputTokens"),
+            ("generation_config", "max_output_tokens"),
+        ),
+        # No keep-alive: the official SDKs read any SSE line that is not `data: ` as the
+        # start of a JSON answer (Python) or wait for the next `data: ` line (JavaScript).
         endpoints=_ENDPOINTS,
         key_headers=("x-goog-api-key",),
         key_query="key",

@@ -53,6 +53,7 @@ API = Api(
     sdk=SDK,
     http=Http(
         usage_keys=(b'"eval_count"', b'"prompt_eval_count"'),
+        output_limits=(("options", "num_predict"),),
         endpoints=_ENDPOINTS,
         error_body=error_body,
     ),

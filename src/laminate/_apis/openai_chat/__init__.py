@@ -53,7 +53,13 @@ API = Api(
         accepted="openai Stream / AsyncStream, with_streaming_response, litellm chunk iterators",
         holds_response=("openai",),
     ),
-    http=Http(usage_keys=(b'"usage"',), endpoints=_ENDPOINTS, base_path="/v1"),
+    http=Http(
+        usage_keys=(b'"usage"',),
+        endpoints=_ENDPOINTS,
+        base_path="/v1",
+        output_limits=(("max_tokens",), ("max_completion_tokens",)),
+        keepalive=b": keep-alive\n\n",
+    ),
     mock=Mock(
         endpoints=_ENDPOINTS,
         demo_model="deepseek-reasoner",

@@ -415,6 +415,8 @@ def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTION
         if request.stream:
             body["stream_options"] = dict(_INCLUDE_USAGE)
     body.update(extra)
+    if options.cache_key is not None:
+        body.setdefault("prompt_cache_key", options.cache_key)
     return body, PATH, losses
 
 

@@ -60,6 +60,8 @@ API = Api(
         usage_keys=(b'"usage"',),
         endpoints=_ENDPOINTS,
         base_path="/v1",
+        output_limits=(("max_output_tokens",),),
+        keepalive=b": keep-alive\n\n",
         counting=Counting(
             lambda _: "/v1/responses/input_tokens",
             request.count_tokens_body,

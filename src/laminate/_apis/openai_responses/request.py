@@ -408,6 +408,8 @@ def write_request(request: Request, options: WriteOptions = DEFAULT_WRITE_OPTION
     if request.stream is not None:
         body["stream"] = request.stream
     body.update(extra)
+    if options.cache_key is not None:
+        body.setdefault("prompt_cache_key", options.cache_key)
     return body, PATH, losses
 
 
