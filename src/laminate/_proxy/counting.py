@@ -30,6 +30,7 @@ class Exchange:
     __slots__ = (
         "backend",
         "client",
+        "client_name",
         "disconnected",
         "error",
         "first_byte",
@@ -43,6 +44,8 @@ class Exchange:
 
     def __init__(self, client: str) -> None:
         self.client = client
+        self.client_name: str | None = None
+        """The name of the configuration's client that asked (``None``: no name)."""
         self.backend: str | None = None
         self.model: str | None = None
         self.stream = False
@@ -66,6 +69,7 @@ class Exchange:
         return json.dumps(
             {
                 "client": self.client,
+                "client_name": self.client_name,
                 "backend": self.backend,
                 "model": self.model,
                 "stream": self.stream,
