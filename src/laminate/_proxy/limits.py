@@ -100,6 +100,8 @@ class Limits(ABC):
 
     kind: str = ""
     """The store's kind, as ``state`` names it (``"memory"``, ``"sqlite"``, ``"redis"``)."""
+    remote: bool = False
+    """Whether its calls wait on the network (so may be cancelled midway)."""
 
     async def start(self) -> None:  # noqa: B027 - a store with nothing to open
         """Open the store (:class:`~.config.ConfigError` when it cannot be reached)."""
@@ -141,10 +143,10 @@ class MemoryLimits(Limits):
 
 class SqliteLimits(Limits):
     """The limits of the processes of one machine, in a SQLite file (WAL, no fsync:
-    the counts matter for a minute, not across a crash). Each check is one short
-    transaction, run in place: it takes microseconds, while a hop to a thread would
-    take more; a process that holds the file's lock longer than half a second fails
-    the check (:class:`StoreError`)."""
+    the counts matter for a minute, not across a crash). Each check and each count is
+    one statement, run in place: it takes microseconds, less than a hop to a thread
+    would; a process that holds the file's lock longer than half a second fails the
+    check (:class:`StoreError`)."""
 
     kind = "sqlite"
 
@@ -171,25 +173,38 @@ class SqliteLimits(Limits):
 
     async def admit(self, name: str, rpm: int | None, tpm: int | None) -> float:
         db = self._conn()
+        now = time.time()
         try:
-            if rpm is None:  # a read: no lock to take
+            if tpm is not None:  # a read: no lock to take
                 row = db.execute(_SELECT_ONE, (name + "\0t",)).fetchone()
-                return admitted(time.time(), 0.0, row[0] if row else 0.0, None, tpm)[0]
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                keys = (name + "\0r", name + "\0t")
-                found = dict(db.execute(_SELECT_TWO, keys).fetchall())
-                wait, tat = admitted(
-                    time.time(), found.get(keys[0], 0.0), found.get(keys[1], 0.0), rpm, tpm
-                )
-                if tat is not None:
-                    db.execute(_UPSERT, (keys[0], tat))
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+                wait = admitted(now, 0.0, row[0] if row else 0.0, None, tpm)[0]
+                if wait > 0 or rpm is None:
+                    return wait
+            if rpm is None:
+                return 0.0
+            interval = PERIOD / rpm
+            if _RETURNING:  # one statement: atomic, and the quickest write
+                tat, ok = db.execute(
+                    _TAKE, (name + "\0r", now, interval, PERIOD + _SLACK)
+                ).fetchone()
+                return 0.0 if ok else tat + interval - now - PERIOD
+            return self._take_in_transaction(db, name + "\0r", now, rpm)
         except sqlite3.Error as exc:
             raise StoreError(f"sqlite:{self.path}: {exc}") from None
+
+    @staticmethod
+    def _take_in_transaction(db: sqlite3.Connection, key: str, now: float, rpm: int) -> float:
+        """The same as ``_TAKE``, for a SQLite older than 3.35 (no ``RETURNING``)."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            row = db.execute(_SELECT_ONE, (key,)).fetchone()
+            wait, tat = admitted(now, row[0] if row else 0.0, 0.0, rpm, None)
+            if tat is not None:
+                db.execute(_UPSERT, (key, tat))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
         return wait
 
     async def charge(self, name: str, tpm: int, tokens: int) -> None:
@@ -201,8 +216,17 @@ class SqliteLimits(Limits):
             raise StoreError(f"sqlite:{self.path}: {exc}") from None
 
 
+_RETURNING: Final = sqlite3.sqlite_version_info >= (3, 35, 0)
 _SELECT_ONE: Final = "SELECT tat FROM laminate_limits WHERE key = ?"
-_SELECT_TWO: Final = "SELECT key, tat FROM laminate_limits WHERE key IN (?, ?)"
+# One request taken from a bucket, when there is room: ``ok`` says whether there was (the
+# expressions of an UPDATE read the row as it was).
+_TAKE: Final = (
+    "INSERT INTO laminate_limits (key, tat, ok) VALUES (?1, ?2 + ?3, 1) "
+    "ON CONFLICT (key) DO UPDATE SET "
+    "ok = (max(tat, ?2) + ?3 - ?2 <= ?4), "
+    "tat = CASE WHEN max(tat, ?2) + ?3 - ?2 <= ?4 THEN max(tat, ?2) + ?3 ELSE tat END "
+    "RETURNING tat, ok"
+)
 _UPSERT: Final = (
     "INSERT INTO laminate_limits (key, tat) VALUES (?, ?) "
     "ON CONFLICT (key) DO UPDATE SET tat = excluded.tat"
@@ -221,7 +245,8 @@ def open_sqlite(path: str) -> sqlite3.Connection:
         db.execute("PRAGMA synchronous = OFF")
         db.execute(
             "CREATE TABLE IF NOT EXISTS laminate_limits "
-            "(key TEXT PRIMARY KEY, tat REAL NOT NULL) WITHOUT ROWID"
+            "(key TEXT PRIMARY KEY, tat REAL NOT NULL, ok INTEGER NOT NULL DEFAULT 1) "
+            "WITHOUT ROWID"
         )
     except BaseException:
         db.close()
@@ -269,6 +294,7 @@ class RedisLimits(Limits):
     asyncio client, short timeouts, no retries: a failure is reported at once)."""
 
     kind = "redis"
+    remote = True
 
     def __init__(self, url: str) -> None:
         self.url = url

@@ -16,7 +16,9 @@ configuration's store (:mod:`.limits`): a request over a limit is a 429 with
 :class:`~.counting.Exchange`. When the store fails, ``state_failure`` says whether
 requests go through unlimited (``"open"``) or are refused with a 503 (``"closed"``); the
 failure is logged at most once a minute, and a store that failed is not asked again for a
-second, so a dead store costs requests no time.
+second, so a dead store costs requests no time. No request waits on a store longer than
+its own bounds: Redis' socket timeouts (a second to connect, a second per command),
+SQLite's wait for another process's write (half a second).
 """
 
 from __future__ import annotations
@@ -44,7 +46,6 @@ __all__ = ["People"]
 
 log: Final = logging.getLogger("laminate.proxy")
 
-_STORE_TIMEOUT: Final = 2.0  # seconds, at most, that one request waits on the store
 _STORE_PAUSE: Final = 1.0  # seconds a store that failed is left alone
 _REPORT_EVERY: Final = 60.0  # seconds between two reports of a failing store
 _NOBODY: Final = hashlib.sha256(b"").digest()
@@ -139,6 +140,9 @@ class People:
         if tokens <= 0:
             return
         limits, tpm = self.limits, client.tokens_per_minute
+        if not limits.remote:  # nothing to wait for: nothing to shield
+            await self._ask(lambda: _charging(limits, client.name, tpm, tokens))
+            return
         with anyio.CancelScope(shield=True):
             await self._ask(lambda: _charging(limits, client.name, tpm, tokens))
 
@@ -148,10 +152,9 @@ class People:
         now = time.monotonic()
         if now < self._paused_until:
             return None
-        try:
-            with anyio.fail_after(_STORE_TIMEOUT):
-                return await call()
-        except (StoreError, TimeoutError) as exc:
+        try:  # a remote store's own socket timeouts keep this short
+            return await call()
+        except StoreError as exc:
             self._paused_until = time.monotonic() + _STORE_PAUSE
             if now - self._reported >= _REPORT_EVERY:
                 self._reported = now
