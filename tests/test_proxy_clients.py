@@ -567,3 +567,23 @@ def test_a_wrong_state_is_refused() -> None:
         ProxyConfig(backends=(backend,), state="mysql://x")
     with pytest.raises(ConfigError, match="state_failure"):
         ProxyConfig(backends=(backend,), state_failure="maybe")  # type: ignore[arg-type]
+
+
+def test_the_command_line_keeps_the_clients_and_listens_beyond_loopback_with_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from laminate._cli.main import main
+    from laminate._proxy import serve
+
+    served: list[ProxyConfig] = []
+    monkeypatch.setattr(serve, "serve", lambda config, **_: served.append(config))
+    monkeypatch.setenv("HANA_KEY", "h-key")
+    config = _toml("http://127.0.0.1:1", tmp_path / "p.toml", extra='state = "memory"\n')
+    assert main(["proxy", "--config", str(config), "--host", "0.0.0.0", "--read-timeout", "9"]) == 0
+    (seen,) = served
+    assert [(c.name, c.key) for c in seen.clients] == [("hana", "h-key")]
+    assert (seen.state, seen.timeouts.read) == ("memory", 9)
+    bare = tmp_path / "bare.toml"
+    bare.write_text('[[backend]]\napi = "anthropic"\nbase_url = "http://127.0.0.1:1"\n')
+    assert main(["proxy", "--config", str(bare), "--host", "0.0.0.0"]) == 1
+    assert "[[client]]" in capsys.readouterr().err

@@ -215,8 +215,9 @@ def run(args: argparse.Namespace) -> int:
     keyless = config.api_key is None and not config.clients
     if not _loopback(args.host) and keyless and not args.allow_anyone:
         raise ConfigError(
-            f"refusing to listen on {args.host} without --api-key-env: anyone who reaches "
-            "it would spend the backend's key (give --allow-anyone to do it anyway)"
+            f"refusing to listen on {args.host} without --api-key-env or [[client]] keys: "
+            "anyone who reaches it would spend the backend's key (give --allow-anyone to do "
+            "it anyway)"
         )
     shown = args.host if ":" not in args.host else f"[{args.host}]"
     routes = ", ".join(f"{b.api} at {b.base_url}" for b in config.backends)
