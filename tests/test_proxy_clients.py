@@ -587,3 +587,16 @@ def test_the_command_line_keeps_the_clients_and_listens_beyond_loopback_with_the
     bare.write_text('[[backend]]\napi = "anthropic"\nbase_url = "http://127.0.0.1:1"\n')
     assert main(["proxy", "--config", str(bare), "--host", "0.0.0.0"]) == 1
     assert "[[client]]" in capsys.readouterr().err
+
+
+def test_redis_without_its_extra_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from laminate._core.extras import MissingExtraError
+
+    for name in [m for m in sys.modules if m == "redis" or m.startswith("redis.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "redis", None)
+    with pytest.raises(MissingExtraError, match=r'"redis" extra') as caught:
+        open_limits("redis://127.0.0.1:1/0")
+    assert caught.value.extra == "redis"
