@@ -25,7 +25,7 @@ import pytest
 
 from laminate._apis.registry import APIS
 from laminate._proxy import limits as limits_module
-from laminate._proxy.limits import MemoryLimits, RedisLimits, SqliteLimits, open_limits
+from laminate._proxy.limits import MemoryLimits, Over, RedisLimits, SqliteLimits, open_limits
 from laminate.proxy import (
     Backend,
     Client,
@@ -201,6 +201,7 @@ def test_over_requests_per_minute_is_a_429_with_retry_after(
         with pytest.raises(anthropic.RateLimitError) as refused:
             client.messages.create(model="to-anthropic", **WORD)
         assert refused.value.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]
+        assert "2 requests a minute" in refused.value.message
         assert 1 <= _retry_after(refused.value.response) <= 30
         chat = openai.OpenAI(base_url=url + "/v1", api_key=KEY, max_retries=0)
         with pytest.raises(openai.RateLimitError) as again:
@@ -224,6 +225,7 @@ def test_over_tokens_per_minute_is_a_429_once_the_answers_tokens_are_counted(
             assert events.get_final_message().usage.output_tokens == 7
         with pytest.raises(anthropic.RateLimitError) as refused:
             client.messages.create(model="to-anthropic", **WORD)
+        assert "30 tokens a minute" in refused.value.message
         # 36 tokens counted, 30 a minute: room again in about 12 seconds.
         assert 1 <= _retry_after(refused.value.response) <= 13
 
@@ -236,6 +238,10 @@ def test_a_clients_limit_is_not_anothers(backend: tuple[str, ScriptedBackend]) -
         assert _ask(url, "erin-key").status_code == 200
         assert _ask(url, "erin-key").status_code == 429
         assert [_ask(url, "frank-key").status_code for _ in range(3)] == [200, 200, 200]
+
+
+def _seen(over: Over | None) -> Any:
+    return None if over is None else (over.limit, over.seconds)
 
 
 class _Clock:
@@ -258,19 +264,19 @@ async def test_a_bucket_lets_a_burst_through_then_one_request_per_share_of_the_m
     limits = open_limits(None if store == "memory" else f"sqlite:{tmp_path}/l.db")
     await limits.start()
     try:
-        assert [await limits.admit("a", 4, None) for _ in range(4)] == [0.0] * 4
-        assert await limits.admit("a", 4, None) == pytest.approx(15.0)
+        assert [await limits.admit("a", 4, None) for _ in range(4)] == [None] * 4
+        assert _seen(await limits.admit("a", 4, None)) == ("requests", pytest.approx(15.0))
         clock.now += 14.9
-        assert await limits.admit("a", 4, None) == pytest.approx(0.1)
+        assert _seen(await limits.admit("a", 4, None)) == ("requests", pytest.approx(0.1))
         clock.now += 0.1
-        assert await limits.admit("a", 4, None) == 0.0
+        assert await limits.admit("a", 4, None) is None
         # Tokens: counted after the answer; a request waits while a minute's worth is.
-        assert await limits.admit("b", None, 100) == 0.0
+        assert await limits.admit("b", None, 100) is None
         await limits.charge("b", 100, 250)
-        assert await limits.admit("b", None, 100) == pytest.approx(90.0)
-        assert await limits.admit("b", 5, 100) == pytest.approx(90.0)
+        assert _seen(await limits.admit("b", None, 100)) == ("tokens", pytest.approx(90.0))
+        assert _seen(await limits.admit("b", 5, 100)) == ("tokens", pytest.approx(90.0))
         clock.now += 90.5
-        assert await limits.admit("b", 5, 100) == 0.0
+        assert await limits.admit("b", 5, 100) is None
     finally:
         await limits.aclose()
 
@@ -497,10 +503,17 @@ async def test_the_redis_store_counts_as_the_others(
     limits = open_limits(redis_server.url)
     await limits.start()
     try:
-        assert [await limits.admit("a", 3, None) for _ in range(3)] == [0.0] * 3
-        assert 19.0 < await limits.admit("a", 3, None) <= 20.0
+        assert [await limits.admit("a", 3, None) for _ in range(3)] == [None] * 3
+        over = await limits.admit("a", 3, None)
+        assert over is not None
+        assert over.limit == "requests"
+        assert 19.0 < over.seconds <= 20.0
         await limits.charge("b", 60, 120)  # two minutes' worth
-        assert 59.0 < await limits.admit("b", None, 60) <= 60.0
+        over = await limits.admit("b", 5, 60)
+        assert over is not None
+        assert over.limit == "tokens"
+        assert 59.0 < over.seconds <= 60.0
+        assert await limits.admit("c", 5, 60) is None
     finally:
         await limits.aclose()
 

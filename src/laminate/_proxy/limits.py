@@ -28,7 +28,7 @@ import math
 import sqlite3
 import time
 from abc import ABC, abstractmethod
-from typing import Any, Final
+from typing import Any, Final, Literal, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 from .._core.errors import LaminateError
@@ -39,6 +39,7 @@ __all__ = [
     "PERIOD",
     "Limits",
     "MemoryLimits",
+    "Over",
     "RedisLimits",
     "SqliteLimits",
     "StoreError",
@@ -60,6 +61,13 @@ class StoreError(LaminateError):
     """The limits' store cannot be reached or answered an error."""
 
 
+class Over(NamedTuple):
+    """A request refused: the limit it is over, and the seconds until there is room."""
+
+    limit: Literal["requests", "tokens"]
+    seconds: float
+
+
 def shown_state(state: str) -> str:
     """``state`` as a message may show it: without a password."""
     parts = urlsplit(state)
@@ -72,17 +80,18 @@ def shown_state(state: str) -> str:
 
 def admitted(
     now: float, requests_tat: float, tokens_tat: float, rpm: int | None, tpm: int | None
-) -> tuple[float, float | None]:
-    """One check: ``(seconds to wait, 0.0 when admitted; the requests' new arrival time,
-    ``None`` when unchanged)``. The Redis script does the same sums."""
+) -> tuple[Over | None, float | None]:
+    """One check: ``(the limit it is over, None when admitted; the requests' new arrival
+    time, None when unchanged)``. The SQLite statement and the Redis script do the same
+    sums."""
     if tpm is not None and tokens_tat - now >= PERIOD - _SLACK:
-        return max(tokens_tat - now - PERIOD, _SLACK), None
+        return Over("tokens", max(tokens_tat - now - PERIOD, _SLACK)), None
     if rpm is None:
-        return 0.0, None
+        return None, None
     tat = max(requests_tat, now) + PERIOD / rpm
     if tat - now > PERIOD + _SLACK:
-        return tat - now - PERIOD, None
-    return 0.0, tat
+        return Over("requests", tat - now - PERIOD), None
+    return None, tat
 
 
 def charged(now: float, tokens_tat: float, tpm: int, tokens: int) -> float:
@@ -110,9 +119,9 @@ class Limits(ABC):
         """Close the store."""
 
     @abstractmethod
-    async def admit(self, name: str, rpm: int | None, tpm: int | None) -> float:
-        """Count one request of client ``name`` against its limits: ``0.0`` when it may
-        go, else the seconds until it may (and nothing is counted)."""
+    async def admit(self, name: str, rpm: int | None, tpm: int | None) -> Over | None:
+        """Count one request of client ``name`` against its limits: ``None`` when it
+        may go, else the limit it is over (and nothing is counted)."""
 
     @abstractmethod
     async def charge(self, name: str, tpm: int, tokens: int) -> None:
@@ -127,14 +136,14 @@ class MemoryLimits(Limits):
     def __init__(self) -> None:
         self._tats: dict[str, float] = {}
 
-    async def admit(self, name: str, rpm: int | None, tpm: int | None) -> float:
+    async def admit(self, name: str, rpm: int | None, tpm: int | None) -> Over | None:
         tats = self._tats
-        wait, tat = admitted(
+        over, tat = admitted(
             time.time(), tats.get(name + "\0r", 0.0), tats.get(name + "\0t", 0.0), rpm, tpm
         )
         if tat is not None:
             tats[name + "\0r"] = tat
-        return wait
+        return over
 
     async def charge(self, name: str, tpm: int, tokens: int) -> None:
         key = name + "\0t"
@@ -171,41 +180,41 @@ class SqliteLimits(Limits):
             raise StoreError(f"the limits' store sqlite:{self.path} is not open")
         return self._db
 
-    async def admit(self, name: str, rpm: int | None, tpm: int | None) -> float:
+    async def admit(self, name: str, rpm: int | None, tpm: int | None) -> Over | None:
         db = self._conn()
         now = time.time()
         try:
             if tpm is not None:  # a read: no lock to take
                 row = db.execute(_SELECT_ONE, (name + "\0t",)).fetchone()
-                wait = admitted(now, 0.0, row[0] if row else 0.0, None, tpm)[0]
-                if wait > 0 or rpm is None:
-                    return wait
+                over = admitted(now, 0.0, row[0] if row else 0.0, None, tpm)[0]
+                if over is not None:
+                    return over
             if rpm is None:
-                return 0.0
+                return None
             interval = PERIOD / rpm
             if _RETURNING:  # one statement: atomic, and the quickest write
                 tat, ok = db.execute(
                     _TAKE, (name + "\0r", now, interval, PERIOD + _SLACK)
                 ).fetchone()
-                return 0.0 if ok else tat + interval - now - PERIOD
+                return None if ok else Over("requests", tat + interval - now - PERIOD)
             return self._take_in_transaction(db, name + "\0r", now, rpm)
         except sqlite3.Error as exc:
             raise StoreError(f"sqlite:{self.path}: {exc}") from None
 
     @staticmethod
-    def _take_in_transaction(db: sqlite3.Connection, key: str, now: float, rpm: int) -> float:
+    def _take_in_transaction(db: sqlite3.Connection, key: str, now: float, rpm: int) -> Over | None:
         """The same as ``_TAKE``, for a SQLite older than 3.35 (no ``RETURNING``)."""
         db.execute("BEGIN IMMEDIATE")
         try:
             row = db.execute(_SELECT_ONE, (key,)).fetchone()
-            wait, tat = admitted(now, row[0] if row else 0.0, 0.0, rpm, None)
+            over, tat = admitted(now, row[0] if row else 0.0, 0.0, rpm, None)
             if tat is not None:
                 db.execute(_UPSERT, (key, tat))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
-        return wait
+        return over
 
     async def charge(self, name: str, tpm: int, tokens: int) -> None:
         cost = tokens * PERIOD / tpm
@@ -256,6 +265,7 @@ def open_sqlite(path: str) -> sqlite3.Connection:
 
 # The same sums as ``admitted`` and ``charged``, on Redis' own clock (one clock for every
 # machine). Times in the keys are seconds; a key expires once its bucket is full again.
+# The answer: '' when admitted, else 'r' or 't' (the limit) and the seconds to wait.
 _ADMIT_SCRIPT: Final = """
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
@@ -263,14 +273,14 @@ local period, slack = tonumber(ARGV[3]), 0.000001
 if ARGV[2] ~= '' then
   local tokens = tonumber(redis.call('GET', KEYS[2]) or '0')
   if tokens - now >= period - slack then
-    return tostring(math.max(tokens - now - period, slack))
+    return 't' .. tostring(math.max(tokens - now - period, slack))
   end
 end
-if ARGV[1] == '' then return '0' end
+if ARGV[1] == '' then return '' end
 local tat = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now) + period / tonumber(ARGV[1])
-if tat - now > period + slack then return tostring(tat - now - period) end
+if tat - now > period + slack then return 'r' .. tostring(tat - now - period) end
 redis.call('SET', KEYS[1], string.format('%.6f', tat), 'PX', math.ceil((tat - now) * 1000) + 1000)
-return '0'
+return ''
 """
 _CHARGE_SCRIPT: Final = """
 local clock = redis.call('TIME')
@@ -324,14 +334,16 @@ class RedisLimits(Limits):
     async def aclose(self) -> None:
         await self._client.aclose()
 
-    async def admit(self, name: str, rpm: int | None, tpm: int | None) -> float:
+    async def admit(self, name: str, rpm: int | None, tpm: int | None) -> Over | None:
         keys = [f"{_PREFIX}{name}:r", f"{_PREFIX}{name}:t"]
         args = ["" if rpm is None else rpm, "" if tpm is None else tpm, PERIOD]
         try:
             answer = await self._admit(keys=keys, args=args)
         except self._errors as exc:
             raise StoreError(f"{shown_state(self.url)}: {exc}") from None
-        return float(answer)
+        if not answer:
+            return None
+        return Over("tokens" if answer[0] == "t" else "requests", float(answer[1:]))
 
     async def charge(self, name: str, tpm: int, tokens: int) -> None:
         try:

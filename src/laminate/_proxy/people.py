@@ -30,7 +30,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
-from typing import Final
+from typing import Final, TypeVar
 
 import anyio
 from starlette.requests import Request
@@ -50,7 +50,7 @@ _STORE_PAUSE: Final = 1.0  # seconds a store that failed is left alone
 _REPORT_EVERY: Final = 60.0  # seconds between two reports of a failing store
 _NOBODY: Final = hashlib.sha256(b"").digest()
 
-_Call = Callable[[], Awaitable[float]]
+_T = TypeVar("_T")
 
 
 class People:
@@ -114,21 +114,19 @@ class People:
             return
         limits = self.limits
         rpm, tpm = client.requests_per_minute, client.tokens_per_minute
-        wait = await self._ask(lambda: limits.admit(client.name, rpm, tpm))
-        if wait is None:  # the store failed
+        answered, over = await self._ask(lambda: limits.admit(client.name, rpm, tpm))
+        if not answered:
             if self.config.state_failure == "closed":
                 raise Refusal(
                     503, "the proxy cannot count this client's limits now", {"retry-after": "1"}
                 )
             return
-        if wait > 0:
-            limits_text = " and ".join(
-                f"{n} {what}" for n, what in ((rpm, "requests"), (tpm, "tokens")) if n is not None
-            )
+        if over is not None:
+            limit = rpm if over.limit == "requests" else tpm
             raise Refusal(
                 429,
-                f"the client {client.name!r} is over its limit of {limits_text} per minute",
-                {"retry-after": retry_after(wait)},
+                f"the client {client.name!r} is over its limit of {limit} {over.limit} a minute",
+                {"retry-after": retry_after(over.seconds)},
             )
 
     async def charge(self, client: Client | None, exchange: Exchange) -> None:
@@ -141,19 +139,19 @@ class People:
             return
         limits, tpm = self.limits, client.tokens_per_minute
         if not limits.remote:  # nothing to wait for: nothing to shield
-            await self._ask(lambda: _charging(limits, client.name, tpm, tokens))
+            await self._ask(lambda: limits.charge(client.name, tpm, tokens))
             return
         with anyio.CancelScope(shield=True):
-            await self._ask(lambda: _charging(limits, client.name, tpm, tokens))
+            await self._ask(lambda: limits.charge(client.name, tpm, tokens))
 
-    async def _ask(self, call: _Call) -> float | None:
-        """The store's answer, ``None`` when it failed (reported at most once a
-        minute) or failed less than a second ago."""
+    async def _ask(self, call: Callable[[], Awaitable[_T]]) -> tuple[bool, _T | None]:
+        """``(True, the store's answer)``, or ``(False, None)`` when it failed (reported
+        at most once a minute) or failed less than a second ago."""
         now = time.monotonic()
         if now < self._paused_until:
-            return None
+            return False, None
         try:  # a remote store's own socket timeouts keep this short
-            return await call()
+            return True, await call()
         except StoreError as exc:
             self._paused_until = time.monotonic() + _STORE_PAUSE
             if now - self._reported >= _REPORT_EVERY:
@@ -167,12 +165,7 @@ class People:
                     if self.config.state_failure == "open"
                     else "refused (503)",
                 )
-            return None
-
-
-async def _charging(limits: Limits, name: str, tpm: int, tokens: int) -> float:
-    await limits.charge(name, tpm, tokens)
-    return 0.0
+            return False, None
 
 
 def _digest(key: str) -> bytes:
