@@ -14,9 +14,9 @@ the bucket empty is told how long until there is room (``retry-after``). Tokens 
 same bucket, counted after each answer (``charge``): a request is let in while the tokens
 counted over the last minute, decaying at the limit's rate, are below the limit. One
 large answer can take a client past its limit; it then waits until its count is back
-below. Each check and each count is one atomic step of the store (a dict update, one
-SQLite transaction, one Redis script), so processes sharing a store share its limits
-exactly.
+below. Each request taken from a bucket and each count of tokens is one atomic step of
+the store (a dict update, one SQLite statement, one Redis script), so processes sharing
+a store share its limits exactly.
 
 A store that fails raises :class:`StoreError`; what a request then gets (through or a
 503) is the configuration's ``state_failure``, decided by the caller.

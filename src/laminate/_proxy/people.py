@@ -79,6 +79,7 @@ class People:
             await self.limits.start()
 
     async def aclose(self) -> None:
+        """Close the limits' store."""
         if self.limits is not None:
             await self.limits.aclose()
 
