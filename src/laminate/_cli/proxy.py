@@ -7,6 +7,7 @@ import ipaddress
 import os
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Final
 
 from .._apis.registry import APIS
@@ -225,8 +226,8 @@ def build_config(args: argparse.Namespace, environ: Mapping[str, str]) -> ProxyC
         idle=args.idle_timeout or base.idle,
     )
     api_key = _key(args.api_key_env, environ, "--api-key-env") or config.api_key
-    return ProxyConfig(
-        backends=config.backends,
+    return replace(
+        config,
         api_key=api_key,
         max_request_bytes=args.max_request_bytes or config.max_request_bytes,
         timeouts=timeouts,
@@ -257,10 +258,12 @@ def run(args: argparse.Namespace) -> int:
     from .._proxy.serve import serve
 
     config = build_config(args, os.environ)
-    if not _loopback(args.host) and config.api_key is None and not args.allow_anyone:
+    keyless = config.api_key is None and not config.clients
+    if not _loopback(args.host) and keyless and not args.allow_anyone:
         raise ConfigError(
-            f"refusing to listen on {args.host} without --api-key-env: anyone who reaches "
-            "it would spend the backend's key (give --allow-anyone to do it anyway)"
+            f"refusing to listen on {args.host} without --api-key-env or [[client]] keys: "
+            "anyone who reaches it would spend the backend's key (give --allow-anyone to do "
+            "it anyway)"
         )
     shown = args.host if ":" not in args.host else f"[{args.host}]"
     routes = ", ".join(f"{b.api} at {b.base_url}" for b in config.backends)

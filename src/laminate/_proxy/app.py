@@ -8,6 +8,7 @@ One request goes through these steps, each in its own module:
    own header, in constant time; the body is read up to the size cap (:mod:`.client`);
    the model is the one the path names, else the body's ``model``; streaming is the
    body's ``stream`` flag, else the endpoint's.
+   A client's models and limits are checked once the model is known.
 2. The model picks the backend (``ProxyConfig.route``), and the request is made ready
    for it and sent (:mod:`.calls`, the one seam to the backends): same API on both
    sides, the request goes on byte for byte (only the model is rewritten when the
@@ -18,7 +19,8 @@ One request goes through these steps, each in its own module:
 4. Before the first byte of the answer, every failure is an HTTP status with the client
    API's error body (:mod:`.refusals`): the backend's own status (and ``retry-after``),
    502 when the backend cannot be reached or sends what cannot be read, 504 on a
-   timeout, 413 for an oversized request, 401 without the proxy's key. After it, the
+   timeout, 413 for an oversized request, 401 without a known key, 403 for a model the
+   client may not use, 429 over its limits. After it, the
    failure is written as the client API's in-stream error. A client that leaves closes
    the backend's request.
 
@@ -54,11 +56,12 @@ from .._apis.registry import APIS
 from .._apis.spec import Endpoint, Http
 from .backend import http_of
 from .calls import BackendClient, prepare
-from .client import Responder, check_key, json_object, read_body, watching
-from .config import ProxyConfig
+from .client import Responder, json_object, read_body, watching
+from .config import Client, ProxyConfig
 from .count_tokens import count_tokens
 from .counting import Exchange
 from .envelope import EnvelopeRoute
+from .people import People
 from .refusals import Refusal, error_response
 from .relay import relay
 
@@ -73,6 +76,7 @@ class _Proxy:
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
         self.backends = BackendClient(config)
+        self.people = People(config)
         self.write_log = config.log or _to_logger
 
     async def chat(self, request: Request, send: Send, api: str, endpoint: Endpoint) -> None:
@@ -81,11 +85,15 @@ class _Proxy:
         backend's request at once, before the answer began or while it streams."""
         exchange = Exchange(api)
         responder = Responder(request, send, exchange, self.write_log)
+        client: Client | None = None
         try:
-            check_key(request, http_of(api), self.config.api_key)
+            client = self.people.identify(request, http_of(api))
+            exchange.client_name = client.name if client is not None else None
             body = await read_body(request, self.config.max_request_bytes)
             await watching(
-                request, responder, lambda: self._chat(request, responder, endpoint, body)
+                request,
+                responder,
+                lambda: self._chat(request, responder, endpoint, body, client),
             )
         except Refusal as refusal:  # before the answer began
             exchange.error = refusal.message[:200]
@@ -100,9 +108,15 @@ class _Proxy:
             if not responder.started:  # the client left before the answer began, or a bug
                 exchange.status = 499 if exchange.disconnected else 500
             responder.log()
+            await self.people.charge(client, exchange)
 
     async def _chat(
-        self, request: Request, responder: Responder, endpoint: Endpoint, body: bytes
+        self,
+        request: Request,
+        responder: Responder,
+        endpoint: Endpoint,
+        body: bytes,
+        client: Client | None,
     ) -> None:
         exchange, api = responder.exchange, responder.exchange.client
         data = json_object(body)
@@ -110,6 +124,7 @@ class _Proxy:
         model = path_model if isinstance(path_model, str) else data.get("model")
         if not isinstance(model, str) or not model:
             raise Refusal(400, "the request names no model")
+        await self.people.admit(client, model)
         stream = data.get("stream")
         exchange.stream = stream if isinstance(stream, bool) else endpoint.streams
         backend, backend_model = self.config.route(model)
@@ -130,7 +145,7 @@ class _Proxy:
         await relay(answer, responder, call, self.config.timeouts.idle, self.config.keepalive)
 
     async def count_tokens(self, request: Request, api: str) -> Response:
-        return await count_tokens(request, api, self.backends, self.write_log)
+        return await count_tokens(request, api, self.backends, self.people, self.write_log)
 
     async def models(self, request: Request) -> Response:
         names = self.config.models()
@@ -205,7 +220,7 @@ def _enveloped(
         path=own.path,
         streams=endpoint.streams,
         counts=False,
-        key=config.api_key,
+        identify=proxy.people.identify,
         cap=config.max_request_bytes,
     )
     if envelope.count_tokens is None or http.count_tokens is None:
@@ -217,7 +232,7 @@ def _enveloped(
         path=http.count_tokens,
         streams=False,
         counts=True,
-        key=config.api_key,
+        identify=proxy.people.identify,
         cap=config.max_request_bytes,
     )
     return chat, Route(envelope.count_tokens, count, methods=["POST"])
@@ -254,10 +269,14 @@ def app(config: ProxyConfig) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        await proxy.backends.start()
+        await proxy.people.start()
         try:
-            yield
+            await proxy.backends.start()
+            try:
+                yield
+            finally:
+                await proxy.backends.aclose()
         finally:
-            await proxy.backends.aclose()
+            await proxy.people.aclose()
 
     return Starlette(routes=_routes(proxy), lifespan=lifespan)

@@ -13,6 +13,10 @@ wins: an exact name before any pattern; among patterns, the one with more litera
 characters, then the one with fewer wildcards, then the first listed (backends in
 order, each one's entries in order). A model no entry matches goes to the first
 backend, under that backend's ``model`` when one is set, else unchanged.
+
+The people who use the proxy are :class:`Client` records, each with its own key, the
+models it may ask for and its limits per minute; ``state`` says where the limits are
+counted (see :mod:`.limits`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, get_args
+from typing import Any, Final, Literal, get_args
 from urllib.parse import urlsplit
 
 from .._apis.registry import APIS
@@ -34,11 +38,13 @@ __all__ = [
     "DEFAULT_KEEPALIVE",
     "DEFAULT_MAX_REQUEST",
     "Backend",
+    "Client",
     "ConfigError",
     "ProxyConfig",
     "Timeouts",
     "config_from_toml",
     "parse_backend",
+    "state_kind",
 ]
 
 DEFAULT_MAX_REQUEST: Final = 32 * 1024 * 1024
@@ -130,6 +136,69 @@ class Backend:
 
 
 @dataclass(frozen=True, slots=True)
+class Client:
+    """One person or service that uses the proxy with a key of its own."""
+
+    name: str
+    """Its name, in the log line (``client_name``) and the metrics."""
+    key: str = field(repr=False)
+    """The key it presents, each request in its API's own header."""
+    models: tuple[str, ...] | None = None
+    """Shell patterns (``*``, ``?``, ``[...]``, as :func:`fnmatch.fnmatchcase` reads
+    them) of the client models it may ask for (``None``: every model); any other is
+    refused with a 403."""
+    requests_per_minute: int | None = None
+    """How many requests it may send per minute (``None``: no limit)."""
+    tokens_per_minute: int | None = None
+    """How many tokens (input and output, as the backends report them) its answers may
+    use per minute (``None``: no limit)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ConfigError(f"a client's name must be a non-empty string, not {self.name!r}")
+        if not isinstance(self.key, str) or not self.key:
+            raise ConfigError(f"client {self.name!r}: its key must be a non-empty string")
+        if self.models is not None:
+            if not isinstance(self.models, tuple | list):
+                raise TypeError(f"Client.models takes a tuple of patterns, not {self.models!r}")
+            if not all(isinstance(m, str) and m for m in self.models):
+                raise ConfigError(f"client {self.name!r}: models must be non-empty patterns")
+            object.__setattr__(self, "models", tuple(self.models))
+        for what in ("requests_per_minute", "tokens_per_minute"):
+            value = getattr(self, what)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value <= 0
+            ):
+                raise ConfigError(
+                    f"client {self.name!r}: {what} must be a positive integer, not {value!r}"
+                )
+
+    @property
+    def limited(self) -> bool:
+        """Whether it has a limit per minute."""
+        return self.requests_per_minute is not None or self.tokens_per_minute is not None
+
+
+StateFailure = Literal["open", "closed"]
+
+
+def state_kind(state: str | None) -> Literal["memory", "sqlite", "redis"]:
+    """Which store ``state`` names: ``None`` or ``"memory"`` (this process),
+    ``"sqlite:PATH"`` (a file shared by the processes of one machine; ``sqlite:///abs``
+    is the absolute path ``/abs``), ``"redis://..."`` or ``"rediss://..."`` (one Redis
+    shared by every process)."""
+    if state is None or state == "memory":
+        return "memory"
+    if not isinstance(state, str):
+        raise TypeError(f"state takes a string, not {type(state).__name__}")
+    if state.startswith("sqlite:") and len(state) > len("sqlite:"):
+        return "sqlite"
+    if state.startswith(("redis://", "rediss://")):
+        return "redis"
+    raise ConfigError(f'state {state!r} must be "memory", "sqlite:PATH" or "redis://host:port/db"')
+
+
+@dataclass(frozen=True, slots=True)
 class ProxyConfig:
     """The proxy's whole configuration (``laminate proxy`` builds one from its options)."""
 
@@ -148,6 +217,15 @@ class ProxyConfig:
     """While a backend is silent in the middle of a streamed answer, the client API's
     keep-alive is written at least this often, in seconds (``0``: never)."""
     _routing: _Routing = field(init=False, repr=False, compare=False)
+    clients: tuple[Client, ...] = ()
+    """The people who use the proxy, each with its own key (with :attr:`api_key` too,
+    that key is accepted as well, with no name and no limit)."""
+    state: str | None = None
+    """Where the clients' limits are counted (see :func:`state_kind`): ``None`` is this
+    process (``laminate proxy --workers N`` makes it a SQLite file of its own)."""
+    state_failure: StateFailure = "open"
+    """When that store cannot be reached: ``"open"`` lets requests through unlimited,
+    ``"closed"`` refuses them (503)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.backends, tuple | list):
@@ -163,6 +241,21 @@ class ProxyConfig:
         if isinstance(keepalive, bool) or not isinstance(keepalive, int | float) or keepalive < 0:
             raise ConfigError(f"keepalive must be a number of seconds from 0, not {keepalive!r}")
         object.__setattr__(self, "_routing", _Routing(self.backends))
+        if not isinstance(self.clients, tuple | list) or not all(
+            isinstance(c, Client) for c in self.clients
+        ):
+            raise TypeError("ProxyConfig.clients takes a tuple of Client")
+        object.__setattr__(self, "clients", tuple(self.clients))
+        names = [c.name for c in self.clients]
+        keys = [c.key for c in self.clients] + ([self.api_key] if self.api_key else [])
+        if len(set(names)) != len(names):
+            raise ConfigError("two clients have the same name")
+        if len(set(keys)) != len(keys):
+            raise ConfigError("two clients (or a client and api_key) have the same key")
+        state_kind(self.state)
+        if self.state_failure not in get_args(StateFailure):
+            wanted = 'state_failure must be "open" or "closed"'
+            raise ConfigError(f"{wanted}, not {self.state_failure!r}")
 
     def route(self, model: str) -> tuple[Backend, str]:
         """The backend a request for ``model`` goes to, and the model it asks there (the
@@ -281,6 +374,8 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
     api_key_env = "PROXY_KEY"            # optional
     max_request_bytes = 33554432         # optional
     keepalive = 15                       # optional: seconds (0: no keep-alive)
+    state = "redis://127.0.0.1:6379/0"   # optional: where limits are counted
+    state_failure = "open"               # optional: "open" or "closed"
     [timeouts]                           # optional: connect, read, idle (seconds)
     read = 600
     [[backend]]
@@ -293,6 +388,12 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
                                          # "max_tokens" or "max_completion_tokens"
     max_tokens = 32000                   # optional: a cap on the output limit
     drop = ["temperature"]               # optional: fields this backend refuses
+    [[client]]                           # optional, any number
+    name = "alice"
+    key_env = "ALICE_KEY"
+    models = ["claude-*", "gpt-5*"]      # optional: shell patterns of client models
+    requests_per_minute = 60             # optional
+    tokens_per_minute = 200000           # optional
     """
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
@@ -333,12 +434,18 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
     timeouts = data.get("timeouts", {})
     if not isinstance(timeouts, Mapping) or set(timeouts) - {"connect", "read", "idle"}:
         raise ConfigError(f"{path}: [timeouts] takes connect, read and idle")
+    state = data.get("state")
+    if state is not None and not isinstance(state, str):
+        raise ConfigError(f"{path}: state must be a string")
     return ProxyConfig(
         backends=tuple(backends),
         api_key=_env(data.get("api_key_env"), environ, "api_key_env"),
         max_request_bytes=int(data.get("max_request_bytes", DEFAULT_MAX_REQUEST)),
         timeouts=Timeouts(**timeouts),
         keepalive=data.get("keepalive", DEFAULT_KEEPALIVE),
+        clients=_clients(path, data.get("client", []), environ),
+        state=state,
+        state_failure=data.get("state_failure", "open"),
     )
 
 
@@ -346,3 +453,33 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{what} must be a list of field names")
     return tuple(value)
+
+
+_CLIENT_KEYS: Final = {"name", "key_env", "models", "requests_per_minute", "tokens_per_minute"}
+
+
+def _clients(path: str | Path, raw: Any, environ: Mapping[str, str]) -> tuple[Client, ...]:
+    if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
+        raise ConfigError(f"{path}: client must be [[client]] tables")
+    clients = []
+    for n, item in enumerate(raw):
+        unknown = set(item) - _CLIENT_KEYS
+        if unknown:
+            raise ConfigError(f"{path}: client {n}: unknown keys {sorted(unknown)}")
+        if item.get("key_env") is None:
+            raise ConfigError(f"{path}: client {n}: key_env is required")
+        models = item.get("models")
+        if models is not None and (
+            not isinstance(models, list) or not all(isinstance(m, str) for m in models)
+        ):
+            raise ConfigError(f"{path}: client {n}: models must be a list of patterns")
+        clients.append(
+            Client(
+                name=item.get("name", ""),
+                key=_env(item["key_env"], environ, f"client {n} key_env") or "",
+                models=None if models is None else tuple(models),
+                requests_per_minute=item.get("requests_per_minute"),
+                tokens_per_minute=item.get("tokens_per_minute"),
+            )
+        )
+    return tuple(clients)

@@ -20,9 +20,10 @@ from .._apis.translate import translate_request
 from .._core.errors import LaminateError, TranslationError
 from .backend import backend_headers, backend_url, forwarded_headers, http_of
 from .calls import BackendClient, Call
-from .client import check_key, json_object, read_body
+from .client import json_object, read_body
 from .config import Backend, ConfigError
 from .counting import Exchange, estimate_tokens
+from .people import People
 from .refusals import Refusal, error_response
 from .relay import back_headers, read_capped
 
@@ -35,12 +36,17 @@ class _CountFailed(Exception):
 
 
 async def count_tokens(
-    request: Request, api: str, backends: BackendClient, log: Callable[[str], None]
+    request: Request,
+    api: str,
+    backends: BackendClient,
+    people: People,
+    log: Callable[[str], None],
 ) -> Response:
-    """Answer one token-counting request of a client of ``api``."""
+    """Answer one token-counting request of a client of ``api`` (its key and its models
+    are checked; it counts against no limit)."""
     exchange = Exchange(api)
     try:
-        response = await _count(request, api, exchange, backends)
+        response = await _count(request, api, exchange, backends, people)
     except Refusal as refusal:
         response = error_response(api, refusal.status, refusal.message, refusal.headers)
     exchange.status = response.status_code
@@ -50,15 +56,17 @@ async def count_tokens(
 
 
 async def _count(
-    request: Request, api: str, exchange: Exchange, backends: BackendClient
+    request: Request, api: str, exchange: Exchange, backends: BackendClient, people: People
 ) -> Response:
     config = backends.config
-    check_key(request, http_of(api), config.api_key)
+    client = people.identify(request, http_of(api))
+    exchange.client_name = client.name if client is not None else None
     body = await read_body(request, config.max_request_bytes)
     data = json_object(body)
     model = data.get("model")
     if not isinstance(model, str) or not model:
         raise Refusal(400, "the request names no model")
+    people.check_model(client, model)
     backend, backend_model = config.route(model)
     exchange.backend, exchange.backend_model = backend.api, backend_model
     exchange.client_model = model

@@ -32,6 +32,7 @@ class Exchange:
         "backend_model",
         "client",
         "client_model",
+        "client_name",
         "disconnected",
         "error",
         "first_byte",
@@ -45,6 +46,8 @@ class Exchange:
 
     def __init__(self, client: str) -> None:
         self.client = client
+        self.client_name: str | None = None
+        """The name of the configuration's client that asked (``None``: no name)."""
         self.backend: str | None = None
         self.client_model: str | None = None
         self.backend_model: str | None = None
@@ -71,6 +74,7 @@ class Exchange:
         return json.dumps(
             {
                 "client": self.client,
+                "client_name": self.client_name,
                 "backend": self.backend,
                 "model": self.backend_model,
                 "client_model": self.client_model,

@@ -16,6 +16,7 @@ API's own endpoint's, unchanged.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Final
 
 from starlette.datastructures import Headers
@@ -26,7 +27,6 @@ from .._apis.spec import Envelope, Http
 from .._framing import MEDIA_TYPES, framing_of
 from .._framing.writers import ChunkWriter
 from .._io.sources import http_error
-from .client import check_key
 from .refusals import Refusal
 
 __all__ = ["EnvelopeRoute"]
@@ -39,9 +39,19 @@ class EnvelopeRoute:
     """The ASGI app of a cloud's endpoint: ``inner`` (the app of the API's own endpoint,
     a chat or a count) behind the unwrapping of the request and the wrapping of the
     answer. ``streams``: whether the path asks a stream; ``counts``: a counting endpoint
-    (its body names the model)."""
+    (its body names the model); ``identify``: the proxy's check of a request's key
+    (raising a 401 :class:`~laminate._proxy.refusals.Refusal`)."""
 
-    __slots__ = ("_cap", "_counts", "_envelope", "_http", "_inner", "_key", "_path", "_streams")
+    __slots__ = (
+        "_cap",
+        "_counts",
+        "_envelope",
+        "_http",
+        "_identify",
+        "_inner",
+        "_path",
+        "_streams",
+    )
 
     def __init__(
         self,
@@ -52,7 +62,7 @@ class EnvelopeRoute:
         path: str,
         streams: bool,
         counts: bool,
-        key: str | None,
+        identify: Callable[[Request, Http], object],
         cap: int,
     ) -> None:
         self._inner = inner
@@ -61,7 +71,7 @@ class EnvelopeRoute:
         self._path = path
         self._streams = streams
         self._counts = counts
-        self._key = key
+        self._identify = identify
         self._cap = cap
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -69,7 +79,7 @@ class EnvelopeRoute:
         try:
             # A client without the key is refused as the API's own endpoint refuses it,
             # before its body is read.
-            check_key(Request(scope), self._http, self._key)
+            self._identify(Request(scope), self._http)
         except Refusal:
             await self._inner(scope, receive, reply)
             return

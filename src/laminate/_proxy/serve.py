@@ -6,17 +6,20 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any, Final
 
 from .._core.extras import missing_extra
 from .app import app
-from .config import Backend, ProxyConfig, Timeouts
+from .config import Backend, Client, ProxyConfig, Timeouts
+from .limits import check_state
 
 __all__ = ["proxy_server", "serve", "worker_app"]
 
@@ -88,17 +91,25 @@ def _dump(config: ProxyConfig) -> str:
     for backend, original in zip(data["backends"], config.backends, strict=True):
         backend["key"] = original.key
     data["api_key"] = config.api_key
+    for person, known in zip(data["clients"], config.clients, strict=True):
+        person["key"] = known.key
     return json.dumps(data)
 
 
 def _load(text: str) -> ProxyConfig:
     data = json.loads(text)
     return ProxyConfig(
-        backends=tuple(Backend(**b) for b in data["backends"]),
+        backends=tuple(Backend(**{**b, "drop": tuple(b["drop"])}) for b in data["backends"]),
         api_key=data["api_key"],
         max_request_bytes=data["max_request_bytes"],
         timeouts=Timeouts(**data["timeouts"]),
         keepalive=data["keepalive"],
+        clients=tuple(
+            Client(**{**c, "models": None if c["models"] is None else tuple(c["models"])})
+            for c in data["clients"]
+        ),
+        state=data["state"],
+        state_failure=data["state_failure"],
     )
 
 
@@ -120,12 +131,29 @@ def _log_to_stderr() -> None:
 
 def serve(config: ProxyConfig, *, host: str, port: int, workers: int = 1) -> None:
     """Serve the proxy until interrupted: in this process, or in ``workers`` processes
-    sharing the port."""
+    sharing the port. The clients' limits are counted in this process for one worker;
+    for several, unless the configuration names its ``state``, in a SQLite file in a
+    temporary folder of their own, removed when they stop. A store that cannot be
+    reached is refused before anything is served."""
     _log_to_stderr()
+    check_state(config.state)
     if workers <= 1:
         sock = _listen(host, port)
         _server(config).run(sockets=[sock])
         return
+    if config.state is None and any(c.limited for c in config.clients):
+        folder = tempfile.mkdtemp(prefix="laminate-limits-")
+        try:
+            shared = replace(config, state=f"sqlite:{folder}/limits.sqlite")
+            _serve_workers(shared, host, port, workers)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return
+    _serve_workers(config, host, port, workers)
+
+
+def _serve_workers(config: ProxyConfig, host: str, port: int, workers: int) -> None:
+    check_state(config.state)
     uvicorn = _uvicorn()
     # Each worker rebuilds the configuration from the environment it inherits.
     os.environ[_CONFIG_VARIABLE] = _dump(config)
