@@ -16,7 +16,14 @@ its base URL.
 """
 
 from ._proxy.app import app
-from ._proxy.config import Backend, ConfigError, ProxyConfig, Timeouts, config_from_toml
+from ._proxy.config import (
+    Backend,
+    ConfigError,
+    ProxyConfig,
+    Retry,
+    Timeouts,
+    config_from_toml,
+)
 from ._proxy.counting import estimate_tokens
 from ._proxy.serve import proxy_server, serve
 
@@ -24,6 +31,7 @@ __all__ = [
     "Backend",
     "ConfigError",
     "ProxyConfig",
+    "Retry",
     "Timeouts",
     "app",
     "config_from_toml",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, get_args
 from urllib.parse import urlsplit
@@ -29,12 +29,28 @@ __all__ = [
     "Backend",
     "ConfigError",
     "ProxyConfig",
+    "Retry",
     "Timeouts",
     "config_from_toml",
     "parse_backend",
 ]
 
 DEFAULT_MAX_REQUEST: Final = 32 * 1024 * 1024
+_MOST_RETRIES: Final = 10
+_BACKEND_KEYS: Final = frozenset(
+    {
+        "api",
+        "base_url",
+        "key_env",
+        "keys_env",
+        "model",
+        "models",
+        "max_tokens_field",
+        "name",
+        "fallbacks",
+        "retries",
+    }
+)
 
 
 class ConfigError(LaminateError):
@@ -60,6 +76,25 @@ class Timeouts:
 
 
 @dataclass(frozen=True, slots=True)
+class Retry:
+    """How a failed request is tried again before the first byte of its answer: after a
+    wait drawn at random between 0 and ``base * 2**n`` seconds (the n-th retry, from 0),
+    at most ``max``; a backend's ``retry-after`` is waited for instead, unless it is longer
+    than ``max`` (the request then goes to the next fallback at once)."""
+
+    base: float = 0.25
+    """The first retry's longest wait, in seconds (each next one doubles it)."""
+    max: float = 8.0
+    """The longest wait, in seconds."""
+
+    def __post_init__(self) -> None:
+        for name in ("base", "max"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(f"retry {name} must be a number of seconds, not {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
 class Backend:
     """One backend: the API it speaks, where, with which key, and which models it takes."""
 
@@ -81,8 +116,35 @@ class Backend:
     in: ``"max_tokens"`` (what compatible servers read), ``"max_completion_tokens"``
     (what OpenAI's reasoning models require) or ``"auto"`` (by the model's name; see
     :func:`laminate.write_request`)."""
+    name: str = ""
+    """Its name, in the log, the ``x-laminate-backend`` header and other backends'
+    ``fallbacks`` (``""``: the :class:`ProxyConfig` names it after its API)."""
+    fallbacks: tuple[str, ...] = ()
+    """The backends (by name) a request goes to, in turn, when this one fails before its
+    answer began (each of them followed by its own fallbacks)."""
+    retries: int = 0
+    """How many more times a request is sent here when it fails before its answer began
+    (a connect error, a timeout, 408, 429, 5xx), before the next fallback."""
+    keys: tuple[str, ...] = field(default=(), repr=False)
+    """A pool of keys used in turn instead of ``key`` (see :class:`~.calls.BackendClient`
+    for when a key is skipped)."""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise TypeError(f"Backend.name takes a str, not {type(self.name).__name__}")
+        for attribute in ("fallbacks", "keys"):
+            values = getattr(self, attribute)
+            if isinstance(values, str) or not isinstance(values, tuple | list):
+                raise TypeError(f"Backend.{attribute} takes a tuple of str")
+            if not all(isinstance(value, str) and value for value in values):
+                raise ConfigError(f"backend {attribute} must be non-empty strings")
+            object.__setattr__(self, attribute, tuple(values))
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int):
+            raise TypeError(f"Backend.retries takes an int, not {type(self.retries).__name__}")
+        if not 0 <= self.retries <= _MOST_RETRIES:
+            raise ConfigError(f"backend retries must be 0 to {_MOST_RETRIES}, not {self.retries}")
+        if self.keys and self.key is not None:
+            raise ConfigError("a backend takes a key or a pool of keys, not both")
         if self.max_tokens_field not in get_args(MaxTokensField):
             wanted = ", ".join(repr(f) for f in get_args(MaxTokensField))
             raise ConfigError(
@@ -111,6 +173,8 @@ class ProxyConfig:
     """The largest request body accepted (larger: 413)."""
     timeouts: Timeouts = field(default_factory=Timeouts)
     """How long to wait on a backend."""
+    retry: Retry = field(default_factory=Retry)
+    """How long to wait before a failed request is sent again."""
     log: Callable[[str], None] | None = None
     """Where each request's JSON log line goes (``None``: the ``laminate.proxy``
     logger, at INFO)."""
@@ -122,7 +186,8 @@ class ProxyConfig:
             raise ConfigError("the proxy needs at least one backend")
         if not all(isinstance(b, Backend) for b in self.backends):
             raise TypeError("ProxyConfig.backends takes Backend records")
-        object.__setattr__(self, "backends", tuple(self.backends))
+        object.__setattr__(self, "backends", _named(tuple(self.backends)))
+        _check_fallbacks(self.backends)
         if self.max_request_bytes <= 0:
             raise ConfigError("max_request_bytes must be positive")
 
@@ -135,12 +200,72 @@ class ProxyConfig:
         first = self.backends[0]
         return first, first.model or model
 
+    def model_at(self, backend: Backend, model: str) -> str:
+        """The model a request for ``model`` asks at ``backend`` when it falls back there:
+        the backend's name for it in ``models``, else the backend's ``model``, else
+        ``model`` unchanged."""
+        return backend.models.get(model) or backend.model or model
+
     def models(self) -> list[str]:
         """The model names clients can ask for: every routed name, then the default."""
         names = [name for backend in self.backends for name in backend.models]
         if self.backends[0].model is not None:
             names.append(self.backends[0].model)
         return list(dict.fromkeys(names))
+
+
+def _named(backends: tuple[Backend, ...]) -> tuple[Backend, ...]:
+    """``backends``, each with a name: a backend without one is named after its API, or
+    after its API and its place in the list (from 1) when that name is taken."""
+    given = [backend.name for backend in backends if backend.name]
+    twice = sorted({name for name in given if given.count(name) > 1})
+    if twice:
+        raise ConfigError(f"backend names must be unique: {', '.join(map(repr, twice))} twice")
+    taken = set(given)
+    named = []
+    for n, backend in enumerate(backends, 1):
+        if backend.name:
+            named.append(backend)
+            continue
+        name, more = backend.api, n
+        while name in taken:
+            name = f"{backend.api}-{more}"
+            more += 1
+        taken.add(name)
+        named.append(replace(backend, name=name))
+    return tuple(named)
+
+
+def _check_fallbacks(backends: tuple[Backend, ...]) -> None:
+    """Every fallback names another backend, and no chain of fallbacks comes back to
+    where it began."""
+    by_name = {backend.name: backend for backend in backends}
+    for backend in backends:
+        if backend.name in backend.fallbacks:
+            raise ConfigError(f"backend {backend.name!r} lists itself as its fallback")
+        unknown = [name for name in backend.fallbacks if name not in by_name]
+        if unknown:
+            raise ConfigError(
+                f"backend {backend.name!r}: no backend is named {', '.join(map(repr, unknown))}"
+            )
+    # A walk along the fallbacks from each backend: a name met again on its own path is
+    # a cycle (every name is walked from once, so this is linear in the links).
+    done: set[str] = set()
+
+    def walk(name: str, path: list[str]) -> None:
+        if name in path:
+            cycle = " -> ".join([*path[path.index(name) :], name])
+            raise ConfigError(f"the fallbacks go round in a cycle: {cycle}")
+        if name in done:
+            return
+        path.append(name)
+        for then in by_name[name].fallbacks:
+            walk(then, path)
+        path.pop()
+        done.add(name)
+
+    for backend in backends:
+        walk(backend.name, [])
 
 
 def parse_backend(text: str) -> tuple[str, str]:
@@ -178,6 +303,17 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
     models = { "claude-haiku-4-5" = "qwen3:8b" }
     max_tokens_field = "max_tokens"      # optional, Chat Completions backends: "auto",
                                          # "max_tokens" or "max_completion_tokens"
+    name = "local"                       # optional: the API's name by default
+    fallbacks = ["cloud"]                # optional: other backends' names, tried in turn
+    retries = 2                          # optional: more tries here first (default 0)
+    [[backend]]
+    name = "cloud"
+    api = "anthropic"
+    base_url = "https://api.anthropic.com"
+    keys_env = ["KEY_1", "KEY_2"]        # optional: a pool of keys, instead of key_env
+    [retry]                              # optional: the waits between tries (seconds)
+    base = 0.25
+    max = 8
     """
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
@@ -188,28 +324,52 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
         raise ConfigError(f"{path}: no [[backend]] table")
     backends = []
     for n, item in enumerate(raw_backends):
-        unknown = set(item) - {"api", "base_url", "key_env", "model", "models", "max_tokens_field"}
+        unknown = set(item) - _BACKEND_KEYS
         if unknown:
             raise ConfigError(f"{path}: backend {n}: unknown keys {sorted(unknown)}")
         models = item.get("models", {})
         if not isinstance(models, Mapping) or not all(isinstance(v, str) for v in models.values()):
             raise ConfigError(f"{path}: backend {n}: models must map names to names")
-        backends.append(
-            Backend(
-                api=str(item.get("api", "")),
-                base_url=str(item.get("base_url", "")),
-                key=_env(item.get("key_env"), environ, f"backend {n} key_env"),
-                models=dict(models),
-                model=item.get("model"),
-                max_tokens_field=item.get("max_tokens_field", "auto"),
+        if "key_env" in item and "keys_env" in item:
+            raise ConfigError(f"{path}: backend {n}: give key_env or keys_env, not both")
+        try:
+            backends.append(
+                Backend(
+                    api=str(item.get("api", "")),
+                    base_url=str(item.get("base_url", "")),
+                    key=_env(item.get("key_env"), environ, f"backend {n} key_env"),
+                    models=dict(models),
+                    model=item.get("model"),
+                    max_tokens_field=item.get("max_tokens_field", "auto"),
+                    name=item.get("name", ""),
+                    fallbacks=item.get("fallbacks", ()),
+                    retries=item.get("retries", 0),
+                    keys=_keys(item.get("keys_env", ()), environ, f"backend {n} keys_env"),
+                )
             )
-        )
+        except TypeError as exc:  # a value of the wrong type in the file
+            raise ConfigError(f"{path}: backend {n}: {exc}") from None
     timeouts = data.get("timeouts", {})
     if not isinstance(timeouts, Mapping) or set(timeouts) - {"connect", "read", "idle"}:
         raise ConfigError(f"{path}: [timeouts] takes connect, read and idle")
-    return ProxyConfig(
-        backends=tuple(backends),
-        api_key=_env(data.get("api_key_env"), environ, "api_key_env"),
-        max_request_bytes=int(data.get("max_request_bytes", DEFAULT_MAX_REQUEST)),
-        timeouts=Timeouts(**timeouts),
-    )
+    retry = data.get("retry", {})
+    if not isinstance(retry, Mapping) or set(retry) - {"base", "max"}:
+        raise ConfigError(f"{path}: [retry] takes base and max")
+    try:
+        return ProxyConfig(
+            backends=tuple(backends),
+            api_key=_env(data.get("api_key_env"), environ, "api_key_env"),
+            max_request_bytes=int(data.get("max_request_bytes", DEFAULT_MAX_REQUEST)),
+            timeouts=Timeouts(**timeouts),
+            retry=Retry(**retry),
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def _keys(names: Any, environ: Mapping[str, str], what: str) -> tuple[str, ...]:
+    if not isinstance(names, list | tuple):
+        raise ConfigError(f"{what} must list environment variables")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{what} names a variable twice")
+    return tuple(_env(name, environ, what) or "" for name in names)

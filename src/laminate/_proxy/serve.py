@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from .._core.extras import missing_extra
 from .app import app
-from .config import Backend, ProxyConfig, Timeouts
+from .config import Backend, ProxyConfig, Retry, Timeouts
 
 __all__ = ["proxy_server", "serve", "worker_app"]
 
@@ -97,6 +97,7 @@ def _load(text: str) -> ProxyConfig:
         api_key=data["api_key"],
         max_request_bytes=data["max_request_bytes"],
         timeouts=Timeouts(**data["timeouts"]),
+        retry=Retry(**data["retry"]),
     )
 
 
