@@ -5,6 +5,7 @@ off, on asyncio and trio; and the configuration's checks of names and fallbacks.
 
 from __future__ import annotations
 
+import argparse
 import json
 import socket
 import threading
@@ -807,6 +808,31 @@ def test_the_toml_file_names_backends_their_fallbacks_and_pools(tmp_path: Path) 
     assert (local.name, local.retries, local.fallbacks) == ("local", 2, ("cloud",))
     assert (cloud.name, cloud.keys, cloud.key) == ("cloud", ("one", "two"), None)
     assert config.retry == Retry(base=0.1, max=2)
+
+
+def test_the_command_line_keeps_what_the_file_says_of_retries(tmp_path: Path) -> None:
+    from laminate._cli.proxy import build_config
+
+    path = write(
+        tmp_path,
+        '[retry]\nmax = 3\n[[backend]]\napi = "openai"\nbase_url = "http://a/v1"\n'
+        'retries = 1\nkeys_env = ["K1"]\n',
+    )
+    options = dict.fromkeys(
+        (
+            "backend",
+            "model",
+            "backend_key_env",
+            "api_key_env",
+            "connect_timeout",
+            "read_timeout",
+            "idle_timeout",
+            "max_request_bytes",
+        )
+    )
+    config = build_config(argparse.Namespace(config=str(path), **options), {"K1": "one"})
+    assert config.retry == Retry(max=3)
+    assert (config.backends[0].retries, config.backends[0].keys) == (1, ("one",))
 
 
 @pytest.mark.parametrize(

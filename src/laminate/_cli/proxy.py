@@ -185,6 +185,7 @@ def build_config(args: argparse.Namespace, environ: Mapping[str, str]) -> ProxyC
         api_key=api_key,
         max_request_bytes=args.max_request_bytes or config.max_request_bytes,
         timeouts=timeouts,
+        retry=config.retry,
     )
 
 
