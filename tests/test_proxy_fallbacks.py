@@ -368,6 +368,29 @@ def test_a_closed_port_is_retried_then_falls_back_translated(
     assert (line["retries"], line["fallbacks"], line["status"]) == (1, 1, 200)
 
 
+def test_an_unreachable_backend_without_fallback_is_a_502_after_its_retries() -> None:
+    import anthropic
+
+    dead = Backend("anthropic", closed_port(), name="gone", retries=2)
+    with proxy(dead) as (url, lines):
+        with pytest.raises(anthropic.APIStatusError) as raised:
+            ask_anthropic(url)
+        [line] = wait_for(lines, 1)
+        # A count the backend cannot give is estimated; the answer still names it.
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        counted = httpx.post(url + "/v1/messages/count_tokens", json=body, timeout=10)
+    assert raised.value.status_code == 502
+    assert raised.value.response.headers["x-laminate-backend"] == "gone"
+    assert (line["backend"], line["status"], line["retries"], line["fallbacks"]) == (
+        "gone",
+        502,
+        2,
+        0,
+    )
+    assert counted.status_code == 200
+    assert counted.headers["x-laminate-backend"] == "gone"
+
+
 def test_a_fallback_takes_the_models_it_maps(
     first: tuple[str, Script], second: tuple[str, Script]
 ) -> None:
@@ -432,6 +455,21 @@ def test_a_429_waits_for_its_retry_after(first: tuple[str, Script]) -> None:
     assert waited >= 0.95
     assert len(script.seen) == 2
     assert line["retries"] == 1
+
+
+def test_a_client_that_leaves_during_the_wait_is_not_tried_for_again(
+    first: tuple[str, Script],
+) -> None:
+    backend_url, script = first
+    script.replies = [Reply(503, {"retry-after": "1.5"})]
+    with proxy(Backend("openai", backend_url + "/v1", retries=1)) as (url, lines):
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(url + "/v1/chat/completions", json=body, timeout=0.5)
+        [line] = wait_for(lines, 1)
+        time.sleep(1.5)
+    assert len(script.seen) == 1
+    assert (line["status"], line["disconnected"]) == (499, True)
 
 
 def test_a_retry_after_longer_than_the_longest_wait_is_not_waited_for(
