@@ -303,7 +303,7 @@ class BackendClient:
                     bound = min(retry.max, retry.base * 2.0**tries)
                     tries += 1
                     await anyio.sleep(after if after is not None else random.uniform(0, bound))
-            if last is None:  # no backend could take the request: refused by the first
+            if last is None:  # the first backend always leaves its failure: not reached
                 raise Refusal(502, "no backend can take this request")
             call, failed = last
             if isinstance(failed, Refusal):
