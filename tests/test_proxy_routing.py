@@ -158,8 +158,8 @@ def test_the_most_specific_entry_of_every_backend_wins() -> None:
 
 
 def test_patterns_of_equal_rank_go_to_the_first_listed() -> None:
-    one = Backend("openai", "http://one/v1", models={"a*": "first", "*b": "second"})
-    two = Backend("anthropic", "http://two", models={"?b": "third"})
+    one = Backend("openai", "http://one/v1", models={"a*": "first", "*b": "second"}, name="one")
+    two = Backend("anthropic", "http://two", models={"?b": "third"}, name="two")
     config = ProxyConfig((one, two))
     assert config.route("ab") == (one, "first")  # one literal, one wildcard each
     assert config.route("cb") == (one, "second")
@@ -167,14 +167,16 @@ def test_patterns_of_equal_rank_go_to_the_first_listed() -> None:
 
 
 def test_a_model_no_entry_matches_goes_to_the_first_backend() -> None:
-    one = Backend("openai", "http://one/v1", models={"claude-*": "qwen"})
+    one = Backend("openai", "http://one/v1", models={"claude-*": "qwen"}, name="one")
     assert ProxyConfig((one,)).route("gpt-5") == (one, "gpt-5")
-    default = Backend("openai", "http://one/v1", models={"claude-*": "qwen"}, model="llama")
+    default = Backend(
+        "openai", "http://one/v1", models={"claude-*": "qwen"}, model="llama", name="one"
+    )
     assert ProxyConfig((default,)).route("gpt-5") == (default, "llama")
 
 
 def test_routes_are_kept_per_name_and_the_table_stays_bounded() -> None:
-    one = Backend("openai", "http://one/v1", models={"m-*": "pattern"})
+    one = Backend("openai", "http://one/v1", models={"m-*": "pattern"}, name="one")
     config = ProxyConfig((one,))
     found = config.route("m-1")
     assert config.route("m-1") is found  # the second ask is the table's
@@ -733,3 +735,20 @@ async def test_keepalives_are_written_on_every_event_loop(
             assert answer.status_code == 200
             assert answer.content.count(b"event: ping\n") >= 4
             assert answer.text.rstrip().endswith('data: {"type":"message_stop"}')
+
+
+def test_a_fallback_asks_for_the_model_by_its_own_patterns() -> None:
+    first = Backend("openai", "http://one/v1", models={"claude-*": "qwen"}, fallbacks=("cloud",))
+    cloud = Backend(
+        "anthropic",
+        "http://two",
+        models={"claude-haiku-*": "claude-haiku-4-5", "claude-*": "claude-sonnet-4-5"},
+        model="claude-opus-4-1",
+        name="cloud",
+    )
+    config = ProxyConfig((first, cloud))
+    assert config.route("claude-x")[1] == "qwen"  # as specific: the first listed
+    assert config.model_at(cloud, "claude-haiku-9") == "claude-haiku-4-5"  # most specific
+    assert config.model_at(cloud, "claude-x") == "claude-sonnet-4-5"
+    assert config.model_at(cloud, "gpt-5") == "claude-opus-4-1"  # its model
+    assert config.model_at(first, "gpt-5") == "gpt-5"  # unchanged

@@ -21,6 +21,7 @@ from ._proxy.config import (
     Client,
     ConfigError,
     ProxyConfig,
+    Retry,
     Timeouts,
     config_from_toml,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "Client",
     "ConfigError",
     "ProxyConfig",
+    "Retry",
     "Timeouts",
     "app",
     "config_from_toml",

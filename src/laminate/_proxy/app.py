@@ -12,7 +12,9 @@ One request goes through these steps, each in its own module:
 2. The model picks the backend (``ProxyConfig.route``), and the request is made ready
    for it and sent (:mod:`.calls`, the one seam to the backends): same API on both
    sides, the request goes on byte for byte (only the model is rewritten when the
-   route renames it); different APIs, it is translated (§10).
+   route renames it); different APIs, it is translated (§10). A failure before the
+   answer begins is tried again there, then sent to the backend's fallbacks, each time
+   made ready for that backend.
 3. The answer is relayed as it arrives (:mod:`.relay`): byte for byte, read alongside
    for the log, or normalized, given back the client's tool names and ids, and written
    in the client's API (:mod:`.writing`).
@@ -55,9 +57,9 @@ except ImportError as exc:  # the `proxy` extra is not installed
 from .._apis.registry import APIS
 from .._apis.spec import Endpoint, Http
 from .backend import http_of
-from .calls import BackendClient, prepare
+from .calls import BackendClient, Call, prepare
 from .client import Responder, json_object, read_body, watching
-from .config import Client, ProxyConfig
+from .config import Backend, Client, ProxyConfig
 from .count_tokens import count_tokens
 from .counting import Exchange
 from .envelope import EnvelopeRoute
@@ -128,7 +130,7 @@ class _Proxy:
         stream = data.get("stream")
         exchange.stream = stream if isinstance(stream, bool) else endpoint.streams
         backend, backend_model = self.config.route(model)
-        exchange.backend, exchange.backend_model = backend.api, backend_model
+        exchange.backend, exchange.backend_model = backend.name, backend_model
         exchange.client_model = model
         call = prepare(
             request,
@@ -140,8 +142,25 @@ class _Proxy:
             backend_model=backend_model,
             stream=exchange.stream,
         )
+
+        def again(fallback: Backend) -> Call:  # the request, for a fallback backend
+            fallback_model = self.config.model_at(fallback, model)
+            made = prepare(
+                request,
+                api,
+                endpoint=endpoint,
+                body=body,
+                data=data,
+                backend=fallback,
+                backend_model=fallback_model,
+                stream=exchange.stream,
+            )
+            exchange.backend_model = fallback_model
+            exchange.max_tokens_capped = made.capped
+            return made
+
         exchange.max_tokens_capped = call.capped
-        answer = await self.backends.send(call)
+        call, answer = await self.backends.send(call, exchange, again)
         await relay(answer, responder, call, self.config.timeouts.idle, self.config.keepalive)
 
     async def count_tokens(self, request: Request, api: str) -> Response:

@@ -24,6 +24,7 @@ __all__ = [
     "backend_url",
     "forwarded_headers",
     "http_of",
+    "key_header",
     "strip_query_key",
     "warm_signer",
 ]
@@ -102,11 +103,17 @@ def backend_headers(
     for name, value in http.headers:
         out.setdefault(name, value)
     if backend.key is not None:
-        name = http.key_headers[0]
-        out[name] = f"Bearer {backend.key}" if name == "authorization" else backend.key
-    elif http.signing is not None:
+        name, value = key_header(backend, backend.key)
+        out[name] = value
+    elif http.signing is not None and not backend.keys:  # a pool's key is set per request
         out.update(_sigv4(http.signing, url, body, out))
     return out
+
+
+def key_header(backend: Backend, key: str) -> tuple[str, str]:
+    """The header that carries ``key`` to ``backend`` (its API's own), and its value."""
+    name = http_of(backend.api).key_headers[0]
+    return name, f"Bearer {key}" if name == "authorization" else key
 
 
 def _sigv4(service: str, url: str, body: bytes, headers: Mapping[str, str]) -> dict[str, str]:

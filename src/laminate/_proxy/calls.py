@@ -2,19 +2,25 @@
 made by :func:`prepare`) and sent through one seam (:meth:`BackendClient.send`).
 
 Every request the proxy makes goes through :meth:`BackendClient.send`, the chat answers
-and the token counts alike, and nothing after it depends on which backend answered: what
-decides between backends before the first byte of an answer (a retry, a fallback to
-another backend, the next key of a pool) belongs beside it, around ``prepare`` and
-``send``. The answer comes back unread; relaying it is :mod:`.relay`'s.
+and the token counts alike, and nothing after it depends on which backend answered. What
+decides between backends before the first byte of an answer is made there: a retry after
+a wait, the next key of a pool, a fallback to another backend (the request made ready for
+it by the caller's ``again``, with ``prepare``). The answer comes back unread; relaying it
+is :mod:`.relay`'s.
 """
 
 from __future__ import annotations
 
 import base64
+import email.utils
 import hashlib
 import json
-from collections.abc import Mapping
+import math
+import random
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 from urllib.parse import quote
 
@@ -32,10 +38,12 @@ from .backend import (
     backend_url,
     forwarded_headers,
     http_of,
+    key_header,
     strip_query_key,
     warm_signer,
 )
 from .config import Backend, ConfigError, ProxyConfig
+from .counting import Exchange
 from .refusals import Refusal, display_name
 
 __all__ = ["BackendClient", "Call", "limited", "prepare", "session_key", "signed"]
@@ -47,6 +55,14 @@ _PICK_TRANSPORT: Final = "_transport_for_url"
 _URLS_KEPT: Final = 256
 # The hex digits of a derived prompt cache key (64 bits: no two sessions meet).
 _CACHE_KEY_DIGITS: Final = 16
+# The statuses of an answer that did not begin that another try may change (a backend
+# that cannot be reached is a 502 Refusal, one that does not answer in time a 504).
+_TRIED_AGAIN: Final = frozenset({408, 429, *range(500, 600)})
+# A pool's key the backend refuses: set aside until the configuration is made again.
+_KEY_REFUSED: Final = frozenset({401, 403})
+# How long a pool's key rests after a 429 without a retry-after, and at most (seconds).
+_REST: Final = 30.0
+_LONGEST_REST: Final = 3600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,10 +202,20 @@ def signed(backend: Backend, url: str, body: bytes, headers: Mapping[str, str]) 
 
 class BackendClient:
     """The proxy's client of its backends: one pooled HTTP client per worker, made at
-    startup, through which every request to a backend goes (:meth:`send`)."""
+    startup, through which every request to a backend goes (:meth:`send`).
+
+    It also holds, per worker process, the state of the backends' key pools: which key
+    is next, which rest after a 429, which were refused. Each worker learns of a
+    key's 429 on its own; a refused key is set aside until the configuration is made
+    again (a new app, a reload).
+    """
 
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
+        by_name = {backend.name: backend for backend in config.backends}
+        # The backends a request to each one goes to, in turn, and each pool's keys.
+        self._chains = {name: _chain(backend, by_name) for name, backend in by_name.items()}
+        self._pools = {b.name: _Pool(b.keys) for b in config.backends if b.keys}
         self._client: httpx.AsyncClient | None = None
         # What every request to a backend carries from the client, made with it: its
         # default headers (name as sent, name in lower case, value) and its timeouts, as
@@ -237,9 +263,123 @@ class BackendClient:
             await self._client.aclose()
             self._client = None
 
-    async def send(self, call: Call) -> httpx.Response:
-        """The backend's answer to ``call``, its body not read yet (a backend that cannot
-        be reached, or does not begin its answer in time, is a :class:`Refusal`).
+    async def send(
+        self,
+        call: Call,
+        exchange: Exchange | None = None,
+        again: Callable[[Backend], Call] | None = None,
+    ) -> tuple[Call, httpx.Response]:
+        """The answer to ``call``, its body not read yet, and the call it answers: the one
+        given, or another made by ``again`` for a fallback backend.
+
+        Before an answer begins, a failure that another try may change (a backend that
+        cannot be reached, a timeout, 408, 429, 5xx) is tried again, up to the backend's
+        ``retries``, after a wait (the backend's ``retry-after`` when it gives one, else
+        drawn at random up to an exponential bound: :class:`~.config.Retry`); then the
+        backend's fallbacks are tried in turn (when ``again`` is given). A pool's key
+        answered with 429 rests for the answer's ``retry-after`` (else 30 s), one
+        answered with 401 or 403 is set aside, and the next key is tried at once. Every
+        other answer is the answer. When every try failed, the last failure is the
+        answer (a :class:`Refusal` when it was not the backend's: it could not be
+        reached, or every key of a pool rests: a 429 with the soonest ``retry-after``).
+        ``exchange`` is told which backend answered and how many retries and fallbacks
+        it took.
+        """
+        if call.backend.keys:
+            return await self._tried(call, None, exchange, again)
+        try:
+            answer = await self._once(call, call.headers)
+        except Refusal as refusal:
+            return await self._tried(call, refusal, exchange, again)
+        if answer.status_code in _TRIED_AGAIN:
+            return await self._tried(call, answer, exchange, again)
+        return call, answer
+
+    async def _tried(
+        self,
+        call: Call,
+        outcome: httpx.Response | Refusal | None,
+        exchange: Exchange | None,
+        again: Callable[[Backend], Call] | None,
+    ) -> tuple[Call, httpx.Response]:
+        """``send`` past a first failure (``outcome``), or for a pool (``None``: no try
+        yet). ``last`` is the latest failure, an answer held unread until another
+        replaces it or it is the client's."""
+        retry = self.config.retry
+        last: tuple[Call, httpx.Response | Refusal] | None = None
+        try:
+            for n, backend in enumerate(self._chains.get(call.backend.name, (call.backend,))):
+                if n:
+                    if again is None:
+                        break
+                    try:
+                        call = again(backend)
+                    except Refusal:  # this fallback cannot take the request: the next
+                        continue
+                if exchange is not None:
+                    exchange.backend = backend.name
+                    if n:
+                        exchange.fallbacks += 1
+                pool = self._pools.get(backend.name)
+                sent = tries = 0
+                while True:
+                    key = None
+                    if outcome is None:
+                        headers = call.headers
+                        if pool is not None:
+                            key = pool.pick(time.monotonic())
+                            if key is None:
+                                if sent == 0 or pool.resting(time.monotonic()):
+                                    last = await _replaced(last, call, pool.refusal(backend))
+                                break
+                            name, value = key_header(backend, pool.keys[key])
+                            headers = {**headers, name: value}
+                        if sent and exchange is not None:
+                            exchange.retries += 1
+                        sent += 1
+                        try:
+                            outcome = await self._once(call, headers)
+                        except Refusal as refusal:
+                            outcome = refusal
+                    else:
+                        sent += 1
+                    status = outcome.status if isinstance(outcome, Refusal) else outcome.status_code
+                    refused_key = pool is not None and status in _KEY_REFUSED
+                    if status not in _TRIED_AGAIN and not refused_key:
+                        if isinstance(outcome, Refusal):
+                            raise outcome
+                        await _replaced(last, call, None)
+                        last = None
+                        return call, outcome
+                    after = None if isinstance(outcome, Refusal) else _retry_after(outcome)
+                    last = await _replaced(last, call, outcome)
+                    outcome = None
+                    if pool is not None and key is not None and refused_key:
+                        pool.set_aside(key)
+                        continue  # the next key, at once
+                    if pool is not None and key is not None and status == 429:
+                        pool.rest(key, _REST if after is None else after, time.monotonic())
+                        continue
+                    if tries >= backend.retries or (after is not None and after > retry.max):
+                        break
+                    bound = min(retry.max, retry.base * 2.0**tries)
+                    tries += 1
+                    await anyio.sleep(after if after is not None else random.uniform(0, bound))
+            if last is None:  # the first backend always leaves its failure: not reached
+                raise Refusal(502, "no backend can take this request")
+            call, failed = last
+            if isinstance(failed, Refusal):
+                raise failed
+            last = None
+            return call, failed
+        finally:
+            if last is not None:
+                await _replaced(last, call, None)
+
+    async def _once(self, call: Call, given: Mapping[str, str]) -> httpx.Response:
+        """The backend's answer to ``call`` sent once with the headers ``given``, its
+        body not read yet (a backend that cannot be reached, or does not begin its
+        answer in time, is a :class:`Refusal`).
 
         The request is the one ``AsyncClient.build_request`` makes (the client's default
         headers under the call's, its timeouts), and goes to the transport that
@@ -252,7 +392,6 @@ class BackendClient:
         url = self._url(call.url)
         # The client's defaults first, each replaced by the call's header of that name
         # (whose names are in lower case), then the call's other headers.
-        given = call.headers
         headers = [
             (lower, given[lower]) if lower in given else (name, value)
             for name, lower, value in self._defaults
@@ -289,6 +428,106 @@ class BackendClient:
                 self._urls.clear()
             url = self._urls[text] = httpx.URL(text)
         return url
+
+
+class _Pool:
+    """A backend's keys, used in turn (per worker): a key that rests (after a 429) or
+    was refused (a 401 or 403) is skipped."""
+
+    __slots__ = ("_aside", "_next", "_until", "keys")
+
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        self.keys = keys
+        self._next = 0
+        self._until = [0.0] * len(keys)  # when each key may be used again (monotonic)
+        self._aside = [False] * len(keys)
+
+    def pick(self, now: float) -> int | None:
+        """The next key that may be used (its index), or ``None``."""
+        count = len(self.keys)
+        for step in range(count):
+            index = (self._next + step) % count
+            if not self._aside[index] and self._until[index] <= now:
+                self._next = (index + 1) % count
+                return index
+        return None
+
+    def rest(self, index: int, seconds: float, now: float) -> None:
+        self._until[index] = max(self._until[index], now + min(seconds, _LONGEST_REST))
+
+    def set_aside(self, index: int) -> None:
+        self._aside[index] = True
+
+    def resting(self, now: float) -> list[float]:
+        """How long each resting key (not set aside) still rests."""
+        return [
+            until - now
+            for until, aside in zip(self._until, self._aside, strict=True)
+            if not aside and until > now
+        ]
+
+    def refusal(self, backend: Backend) -> Refusal:
+        """What a request gets when no key may be used: a 429 until the soonest key
+        rests no more, or a 502 when every key was refused."""
+        resting = self.resting(time.monotonic())
+        if resting:
+            seconds = max(1, math.ceil(min(resting)))
+            return Refusal(
+                429,
+                f"every key of the backend {backend.name!r} is rate limited",
+                {"retry-after": str(seconds)},
+            )
+        return Refusal(502, f"the backend {backend.name!r} refused every key of its pool")
+
+
+def _chain(first: Backend, by_name: Mapping[str, Backend]) -> tuple[Backend, ...]:
+    """``first``, then its fallbacks in turn, each followed by its own (once each)."""
+    order: dict[str, Backend] = {}
+
+    def visit(backend: Backend) -> None:
+        if backend.name not in order:
+            order[backend.name] = backend
+            for name in backend.fallbacks:
+                visit(by_name[name])
+
+    visit(first)
+    return tuple(order.values())
+
+
+async def _replaced(
+    last: tuple[Call, httpx.Response | Refusal] | None,
+    call: Call,
+    outcome: httpx.Response | Refusal | None,
+) -> tuple[Call, httpx.Response | Refusal] | None:
+    """``(call, outcome)`` in place of ``last``, whose answer is closed."""
+    if last is not None and isinstance(last[1], httpx.Response):
+        with anyio.CancelScope(shield=True):
+            await last[1].aclose()
+    return None if outcome is None else (call, outcome)
+
+
+def _retry_after(answer: httpx.Response) -> float | None:
+    """The seconds an answer asks to wait (``retry-after-ms``, or ``retry-after`` in
+    seconds or as an HTTP date), or ``None``."""
+    headers = answer.headers
+    value = headers.get("retry-after-ms")
+    scale = 1e-3
+    if value is None:
+        value = headers.get("retry-after")
+        scale = 1.0
+        if value is None:
+            return None
+    try:
+        seconds = float(value) * scale
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def _basic_auth(username: str, password: str) -> str:

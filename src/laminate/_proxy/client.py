@@ -9,7 +9,7 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 import anyio
 from starlette.requests import ClientDisconnect, Request
@@ -20,7 +20,18 @@ from .._apis.spec import Http
 from .counting import Exchange
 from .refusals import Refusal
 
-__all__ = ["Responder", "json_object", "presented_keys", "read_body", "watching"]
+__all__ = [
+    "BACKEND_HEADER",
+    "Responder",
+    "json_object",
+    "presented_keys",
+    "read_body",
+    "watching",
+]
+
+BACKEND_HEADER: Final = "x-laminate-backend"
+"""The response header that names the backend that answered (or failed last)."""
+_BACKEND_HEADER_RAW: Final = BACKEND_HEADER.encode("ascii")
 
 
 def presented_keys(request: Request, http: Http) -> list[str]:
@@ -113,6 +124,8 @@ class Responder:
     async def respond(self, response: Response) -> None:
         """Send a whole response."""
         self.started = self.finished = True
+        if self.exchange.backend is not None:
+            response.headers[BACKEND_HEADER] = self.exchange.backend
         self.exchange.status = response.status_code
         self.exchange.first_byte = time.perf_counter()
         self.log()
@@ -121,6 +134,9 @@ class Responder:
     def begin(self, status: int, headers: Mapping[str, str]) -> None:
         """The status and headers of a streamed response, sent with its first bytes."""
         raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+        if self.exchange.backend is not None:
+            raw = [(k, v) for k, v in raw if k != _BACKEND_HEADER_RAW]
+            raw.append((_BACKEND_HEADER_RAW, self.exchange.backend.encode("latin-1")))
         self._head = (status, raw)
 
     async def write(self, data: bytes) -> None:

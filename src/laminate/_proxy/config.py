@@ -12,7 +12,9 @@ case-sensitive, and ``*`` matches ``/`` too). The most specific entry of all bac
 wins: an exact name before any pattern; among patterns, the one with more literal
 characters, then the one with fewer wildcards, then the first listed (backends in
 order, each one's entries in order). A model no entry matches goes to the first
-backend, under that backend's ``model`` when one is set, else unchanged.
+backend, under that backend's ``model`` when one is set, else unchanged. A request
+that fails before its answer begins may go on to the backend's ``fallbacks``; each asks
+for the model by its own ``models`` alone (:meth:`ProxyConfig.model_at`).
 
 The people who use the proxy are :class:`Client` records, each with its own key, the
 models it may ask for and its limits per minute; ``state`` says where the limits are
@@ -25,7 +27,7 @@ import fnmatch
 import re
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal, get_args
 from urllib.parse import urlsplit
@@ -41,6 +43,7 @@ __all__ = [
     "Client",
     "ConfigError",
     "ProxyConfig",
+    "Retry",
     "Timeouts",
     "config_from_toml",
     "parse_backend",
@@ -52,6 +55,23 @@ DEFAULT_KEEPALIVE: Final = 15.0
 # The routes kept per model name asked (a client asks a handful; a bound keeps a client
 # that makes up names from growing the table).
 _ROUTES_KEPT: Final = 1024
+_MOST_RETRIES: Final = 10
+_BACKEND_KEYS: Final = frozenset(
+    {
+        "api",
+        "base_url",
+        "key_env",
+        "keys_env",
+        "model",
+        "models",
+        "max_tokens_field",
+        "name",
+        "fallbacks",
+        "retries",
+        "max_tokens",
+        "drop",
+    }
+)
 
 
 class ConfigError(LaminateError):
@@ -77,6 +97,25 @@ class Timeouts:
 
 
 @dataclass(frozen=True, slots=True)
+class Retry:
+    """How a failed request is tried again before the first byte of its answer: after a
+    wait drawn at random between 0 and ``base * 2**n`` seconds (the n-th retry, from 0),
+    at most ``max``; a backend's ``retry-after`` is waited for instead, unless it is longer
+    than ``max`` (the request then goes to the next fallback at once)."""
+
+    base: float = 0.25
+    """The first retry's longest wait, in seconds (each next one doubles it)."""
+    max: float = 8.0
+    """The longest wait, in seconds."""
+
+    def __post_init__(self) -> None:
+        for name in ("base", "max"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise ConfigError(f"retry {name} must be a number of seconds, not {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
 class Backend:
     """One backend: the API it speaks, where, with which key, and which models it takes."""
 
@@ -98,6 +137,18 @@ class Backend:
     in: ``"max_tokens"`` (what compatible servers read), ``"max_completion_tokens"``
     (what OpenAI's reasoning models require) or ``"auto"`` (by the model's name; see
     :func:`laminate.write_request`)."""
+    name: str = ""
+    """Its name, in the log, the ``x-laminate-backend`` header and other backends'
+    ``fallbacks`` (``""``: the :class:`ProxyConfig` names it after its API)."""
+    fallbacks: tuple[str, ...] = ()
+    """The backends (by name) a request goes to, in turn, when this one fails before its
+    answer began (each of them followed by its own fallbacks)."""
+    retries: int = 0
+    """How many more times a request is sent here when it fails before its answer began
+    (a connect error, a timeout, 408, 429, 5xx), before the next fallback."""
+    keys: tuple[str, ...] = field(default=(), repr=False)
+    """A pool of keys used in turn instead of ``key`` (see :class:`~.calls.BackendClient`
+    for when a key is skipped)."""
 
     max_tokens: int | None = None
     """A cap on a request's output limit: a request asking for more is lowered to it
@@ -119,6 +170,21 @@ class Backend:
         if isinstance(drop, str) or not all(isinstance(d, str) and d for d in drop):
             raise ConfigError(f"backend drop must list field names, not {self.drop!r}")
         object.__setattr__(self, "drop", tuple(drop))
+        if not isinstance(self.name, str):
+            raise TypeError(f"Backend.name takes a str, not {type(self.name).__name__}")
+        for attribute in ("fallbacks", "keys"):
+            values = getattr(self, attribute)
+            if isinstance(values, str) or not isinstance(values, tuple | list):
+                raise TypeError(f"Backend.{attribute} takes a tuple of str")
+            if not all(isinstance(value, str) and value for value in values):
+                raise ConfigError(f"backend {attribute} must be non-empty strings")
+            object.__setattr__(self, attribute, tuple(values))
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int):
+            raise TypeError(f"Backend.retries takes an int, not {type(self.retries).__name__}")
+        if not 0 <= self.retries <= _MOST_RETRIES:
+            raise ConfigError(f"backend retries must be 0 to {_MOST_RETRIES}, not {self.retries}")
+        if self.keys and self.key is not None:
+            raise ConfigError("a backend takes a key or a pool of keys, not both")
         if self.max_tokens_field not in get_args(MaxTokensField):
             wanted = ", ".join(repr(f) for f in get_args(MaxTokensField))
             raise ConfigError(
@@ -210,6 +276,8 @@ class ProxyConfig:
     """The largest request body accepted (larger: 413)."""
     timeouts: Timeouts = field(default_factory=Timeouts)
     """How long to wait on a backend."""
+    retry: Retry = field(default_factory=Retry)
+    """How long to wait before a failed request is sent again."""
     log: Callable[[str], None] | None = None
     """Where each request's JSON log line goes (``None``: the ``laminate.proxy``
     logger, at INFO)."""
@@ -234,7 +302,8 @@ class ProxyConfig:
             raise ConfigError("the proxy needs at least one backend")
         if not all(isinstance(b, Backend) for b in self.backends):
             raise TypeError("ProxyConfig.backends takes Backend records")
-        object.__setattr__(self, "backends", tuple(self.backends))
+        object.__setattr__(self, "backends", _named(tuple(self.backends)))
+        _check_fallbacks(self.backends)
         if self.max_request_bytes <= 0:
             raise ConfigError("max_request_bytes must be positive")
         keepalive = self.keepalive
@@ -262,6 +331,12 @@ class ProxyConfig:
         most specific entry of every backend's ``models``; see the module's text)."""
         return self._routing.route(model)
 
+    def model_at(self, backend: Backend, model: str) -> str:
+        """The model a request for ``model`` asks at ``backend`` when it falls back there:
+        the most specific entry of that backend's ``models`` that matches, else the
+        backend's ``model``, else ``model`` unchanged."""
+        return self._routing.route_at(backend, model)
+
     def models(self) -> list[str]:
         """The model names clients can ask for: every exact routed name (not the
         patterns), then the default."""
@@ -277,7 +352,7 @@ class _Routing:
     """The backends' ``models``, compiled once: the exact names in one table, the
     patterns most specific first, and the routes found so far (bounded)."""
 
-    __slots__ = ("_default", "_exact", "_patterns", "_seen")
+    __slots__ = ("_default", "_exact", "_own", "_patterns", "_seen")
 
     def __init__(self, backends: tuple[Backend, ...]) -> None:
         self._exact: dict[str, tuple[Backend, str]] = {}
@@ -294,6 +369,12 @@ class _Routing:
                 ranked.append((-literal, wildcards, len(ranked), rule, backend, target))
         ranked.sort(key=lambda entry: entry[:3])
         self._patterns = tuple((rule, backend, target) for *_, rule, backend, target in ranked)
+        self._own: dict[str, tuple[tuple[re.Pattern[str], str], ...]] = {
+            backend.name: tuple(
+                (rule, target) for rule, b, target in self._patterns if b is backend
+            )
+            for backend in backends
+        }
         first = backends[0]
         self._default = first
         self._seen: dict[str, tuple[Backend, str]] = {}
@@ -314,6 +395,17 @@ class _Routing:
             self._seen.clear()
         self._seen[model] = found
         return found
+
+    def route_at(self, backend: Backend, model: str) -> str:
+        """The model ``model`` asks at ``backend`` (a fallback): its exact entry, else
+        its most specific pattern that matches, else its ``model``, else ``model``."""
+        exact = backend.models.get(model)
+        if exact is not None and not _is_pattern(model):
+            return exact
+        for rule, target in self._own.get(backend.name, ()):
+            if rule.match(model):
+                return target
+        return backend.model or model
 
 
 def _pattern_size(name: str) -> tuple[int, int]:
@@ -346,6 +438,60 @@ def _pattern_size(name: str) -> tuple[int, int]:
 
 def _is_pattern(name: str) -> bool:
     return _pattern_size(name)[1] > 0
+
+
+def _named(backends: tuple[Backend, ...]) -> tuple[Backend, ...]:
+    """``backends``, each with a name: a backend without one is named after its API, or
+    after its API and its place in the list (from 1) when that name is taken."""
+    given = [backend.name for backend in backends if backend.name]
+    twice = sorted({name for name in given if given.count(name) > 1})
+    if twice:
+        raise ConfigError(f"backend names must be unique: {', '.join(map(repr, twice))} twice")
+    taken = set(given)
+    named = []
+    for n, backend in enumerate(backends, 1):
+        if backend.name:
+            named.append(backend)
+            continue
+        name, more = backend.api, n
+        while name in taken:
+            name = f"{backend.api}-{more}"
+            more += 1
+        taken.add(name)
+        named.append(replace(backend, name=name))
+    return tuple(named)
+
+
+def _check_fallbacks(backends: tuple[Backend, ...]) -> None:
+    """Every fallback names another backend, and no chain of fallbacks comes back to
+    where it began."""
+    by_name = {backend.name: backend for backend in backends}
+    for backend in backends:
+        if backend.name in backend.fallbacks:
+            raise ConfigError(f"backend {backend.name!r} lists itself as its fallback")
+        unknown = [name for name in backend.fallbacks if name not in by_name]
+        if unknown:
+            raise ConfigError(
+                f"backend {backend.name!r}: no backend is named {', '.join(map(repr, unknown))}"
+            )
+    # A walk along the fallbacks from each backend: a name met again on its own path is
+    # a cycle (every name is walked from once, so this is linear in the links).
+    done: set[str] = set()
+
+    def walk(name: str, path: list[str]) -> None:
+        if name in path:
+            cycle = " -> ".join([*path[path.index(name) :], name])
+            raise ConfigError(f"the fallbacks go round in a cycle: {cycle}")
+        if name in done:
+            return
+        path.append(name)
+        for then in by_name[name].fallbacks:
+            walk(then, path)
+        path.pop()
+        done.add(name)
+
+    for backend in backends:
+        walk(backend.name, [])
 
 
 def parse_backend(text: str) -> tuple[str, str]:
@@ -388,6 +534,17 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
                                          # "max_tokens" or "max_completion_tokens"
     max_tokens = 32000                   # optional: a cap on the output limit
     drop = ["temperature"]               # optional: fields this backend refuses
+    name = "local"                       # optional: the API's name by default
+    fallbacks = ["cloud"]                # optional: other backends' names, tried in turn
+    retries = 2                          # optional: more tries here first (default 0)
+    [[backend]]
+    name = "cloud"
+    api = "anthropic"
+    base_url = "https://api.anthropic.com"
+    keys_env = ["KEY_1", "KEY_2"]        # optional: a pool of keys, instead of key_env
+    [retry]                              # optional: the waits between tries (seconds)
+    base = 0.25
+    max = 8
     [[client]]                           # optional, any number
     name = "alice"
     key_env = "ALICE_KEY"
@@ -404,49 +561,56 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
         raise ConfigError(f"{path}: no [[backend]] table")
     backends = []
     for n, item in enumerate(raw_backends):
-        unknown = set(item) - {
-            "api",
-            "base_url",
-            "key_env",
-            "model",
-            "models",
-            "max_tokens_field",
-            "max_tokens",
-            "drop",
-        }
+        unknown = set(item) - _BACKEND_KEYS
         if unknown:
             raise ConfigError(f"{path}: backend {n}: unknown keys {sorted(unknown)}")
         models = item.get("models", {})
         if not isinstance(models, Mapping) or not all(isinstance(v, str) for v in models.values()):
             raise ConfigError(f"{path}: backend {n}: models must map names to names")
-        backends.append(
-            Backend(
-                api=str(item.get("api", "")),
-                base_url=str(item.get("base_url", "")),
-                key=_env(item.get("key_env"), environ, f"backend {n} key_env"),
-                models=dict(models),
-                model=item.get("model"),
-                max_tokens_field=item.get("max_tokens_field", "auto"),
-                max_tokens=item.get("max_tokens"),
-                drop=_names(item.get("drop", ()), f"{path}: backend {n}: drop"),
+        if "key_env" in item and "keys_env" in item:
+            raise ConfigError(f"{path}: backend {n}: give key_env or keys_env, not both")
+        try:
+            backends.append(
+                Backend(
+                    api=str(item.get("api", "")),
+                    base_url=str(item.get("base_url", "")),
+                    key=_env(item.get("key_env"), environ, f"backend {n} key_env"),
+                    models=dict(models),
+                    model=item.get("model"),
+                    max_tokens_field=item.get("max_tokens_field", "auto"),
+                    max_tokens=item.get("max_tokens"),
+                    drop=_names(item.get("drop", ()), f"{path}: backend {n}: drop"),
+                    name=item.get("name", ""),
+                    fallbacks=item.get("fallbacks", ()),
+                    retries=item.get("retries", 0),
+                    keys=_keys(item.get("keys_env", ()), environ, f"backend {n} keys_env"),
+                )
             )
-        )
+        except TypeError as exc:  # a value of the wrong type in the file
+            raise ConfigError(f"{path}: backend {n}: {exc}") from None
     timeouts = data.get("timeouts", {})
     if not isinstance(timeouts, Mapping) or set(timeouts) - {"connect", "read", "idle"}:
         raise ConfigError(f"{path}: [timeouts] takes connect, read and idle")
     state = data.get("state")
     if state is not None and not isinstance(state, str):
         raise ConfigError(f"{path}: state must be a string")
-    return ProxyConfig(
-        backends=tuple(backends),
-        api_key=_env(data.get("api_key_env"), environ, "api_key_env"),
-        max_request_bytes=int(data.get("max_request_bytes", DEFAULT_MAX_REQUEST)),
-        timeouts=Timeouts(**timeouts),
-        keepalive=data.get("keepalive", DEFAULT_KEEPALIVE),
-        clients=_clients(path, data.get("client", []), environ),
-        state=state,
-        state_failure=data.get("state_failure", "open"),
-    )
+    retry = data.get("retry", {})
+    if not isinstance(retry, Mapping) or set(retry) - {"base", "max"}:
+        raise ConfigError(f"{path}: [retry] takes base and max")
+    try:
+        return ProxyConfig(
+            backends=tuple(backends),
+            api_key=_env(data.get("api_key_env"), environ, "api_key_env"),
+            max_request_bytes=int(data.get("max_request_bytes", DEFAULT_MAX_REQUEST)),
+            timeouts=Timeouts(**timeouts),
+            retry=Retry(**retry),
+            keepalive=data.get("keepalive", DEFAULT_KEEPALIVE),
+            clients=_clients(path, data.get("client", []), environ),
+            state=state,
+            state_failure=data.get("state_failure", "open"),
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 def _names(value: Any, what: str) -> tuple[str, ...]:
@@ -483,3 +647,11 @@ def _clients(path: str | Path, raw: Any, environ: Mapping[str, str]) -> tuple[Cl
             )
         )
     return tuple(clients)
+
+
+def _keys(names: Any, environ: Mapping[str, str], what: str) -> tuple[str, ...]:
+    if not isinstance(names, list | tuple):
+        raise ConfigError(f"{what} must list environment variables")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{what} names a variable twice")
+    return tuple(_env(name, environ, what) or "" for name in names)

@@ -20,7 +20,7 @@ from .._apis.translate import translate_request
 from .._core.errors import LaminateError, TranslationError
 from .backend import backend_headers, backend_url, forwarded_headers, http_of
 from .calls import BackendClient, Call
-from .client import json_object, read_body
+from .client import BACKEND_HEADER, json_object, read_body
 from .config import Backend, ConfigError
 from .counting import Exchange, estimate_tokens
 from .people import People
@@ -50,6 +50,8 @@ async def count_tokens(
     except Refusal as refusal:
         response = error_response(api, refusal.status, refusal.message, refusal.headers)
     exchange.status = response.status_code
+    if exchange.backend is not None:
+        response.headers[BACKEND_HEADER] = exchange.backend
     exchange.first_byte = time.perf_counter()
     log(exchange.line())
     return response
@@ -68,7 +70,7 @@ async def _count(
         raise Refusal(400, "the request names no model")
     people.check_model(client, model)
     backend, backend_model = config.route(model)
-    exchange.backend, exchange.backend_model = backend.api, backend_model
+    exchange.backend, exchange.backend_model = backend.name, backend_model
     exchange.client_model = model
     try:
         counted = await _backend_count(
@@ -137,7 +139,7 @@ async def _ask_count(
     url = backend_url(backend, path)
     try:
         signed = backend_headers(backend, url, content, headers)
-        answer = await backends.send(Call(backend, url, content, signed, False, None))
+        _, answer = await backends.send(Call(backend, url, content, signed, False, None))
     except ConfigError:
         raise _CountFailed("the request cannot be signed") from None
     except Refusal as refusal:

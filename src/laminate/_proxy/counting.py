@@ -35,10 +35,12 @@ class Exchange:
         "client_name",
         "disconnected",
         "error",
+        "fallbacks",
         "first_byte",
         "input_tokens",
         "max_tokens_capped",
         "output_tokens",
+        "retries",
         "started",
         "status",
         "stream",
@@ -61,6 +63,11 @@ class Exchange:
         self.output_tokens: int | None = None
         self.error: str | None = None
         self.disconnected = False
+        self.retries = 0
+        """Requests sent again to a backend that failed this one before its answer
+        began (after a wait, or with the next key of its pool)."""
+        self.fallbacks = 0
+        """Backends this request went on to after the first one failed."""
 
     def usage(self, usage: Usage | None) -> None:
         if usage is not None:  # every input token, cached or not, whatever the backend
@@ -88,6 +95,8 @@ class Exchange:
                 "output_tokens": self.output_tokens,
                 "error": self.error,
                 "disconnected": self.disconnected,
+                "retries": self.retries,
+                "fallbacks": self.fallbacks,
             },
             separators=(",", ":"),
         )

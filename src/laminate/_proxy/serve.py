@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from .._core.extras import missing_extra
 from .app import app
-from .config import Backend, Client, ProxyConfig, Timeouts
+from .config import Backend, Client, ProxyConfig, Retry, Timeouts
 from .limits import check_state
 
 __all__ = ["proxy_server", "serve", "worker_app"]
@@ -110,6 +110,7 @@ def _load(text: str) -> ProxyConfig:
         ),
         state=data["state"],
         state_failure=data["state_failure"],
+        retry=Retry(**data["retry"]),
     )
 
 
