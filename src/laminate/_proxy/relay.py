@@ -43,7 +43,7 @@ from .._io.sources import ERROR_BODY_CAP, ends_answer, http_error, silence_error
 from .._normalizer import StreamNormalizer
 from .calls import Call
 from .client import Responder
-from .refusals import Refusal, error_response, failure
+from .refusals import Refusal, backend_refusal, error_response, failure, refuses_credentials
 from .usage import UsageScan
 from .writing import client_writer
 
@@ -318,17 +318,22 @@ async def read_capped(answer: httpx.Response, idle: float) -> bytes:
 
 async def _backend_error(answer: httpx.Response, api: str, *, same: bool) -> Response:
     """A backend's non-2xx answer: as sent when it speaks the client's API, else in the
-    client's error shape with the backend's status kept."""
+    client's error shape with the backend's status kept (a context overflow as the
+    client API's own, and a refusal of the proxy's credentials as a 502, either way:
+    :func:`~.refusals.backend_refusal`)."""
     try:
         body = await read_capped(answer, _ERROR_BODY_SECONDS)
     finally:
         await answer.aclose()
     headers = back_headers(answer.headers)
-    if same:
+    if same and not refuses_credentials(answer.status_code):
         return Response(body, answer.status_code, headers)
     error = http_error(answer.status_code, body, answer.headers)
     kept = {k: v for k, v in headers.items() if k in _PASSED_BACK}
-    return error_response(api, answer.status_code, error.message, kept)
+    refusal = backend_refusal(error, kept)
+    return error_response(
+        api, refusal.status, refusal.message, refusal.headers, overflow=refusal.overflow
+    )
 
 
 def back_headers(headers: httpx.Headers) -> dict[str, str]:

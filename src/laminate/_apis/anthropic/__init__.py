@@ -8,7 +8,7 @@ from typing import Any, Final
 from ..spec import Api, Endpoint, Http, Mock, Sdk
 from . import request
 from .body import error_body, error_kind, write_body
-from .encode import CARRIES, AnthropicWriter, sources
+from .encode import CARRIES, OVERFLOW, AnthropicWriter, sources
 from .stream import AnthropicHandler, parse_body
 
 __all__ = ["API"]
@@ -75,6 +75,7 @@ API = Api(
         holds_response=("anthropic",),
     ),
     http=Http(
+        overflow=OVERFLOW,
         usage_keys=(b'"usage"',),
         endpoints=_ENDPOINTS,
         key_headers=("x-api-key", "authorization"),

@@ -32,11 +32,11 @@ from ..._core.response import (
 from ..base import str_or_empty
 from ..shapes import counts
 from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
-from ..spec import Carries
+from ..spec import Carries, Overflow
 from ..writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
 from .stream import STOP_REASONS
 
-__all__ = ["CARRIES", "AnthropicWriter", "sources", "stop_of", "usage_of"]
+__all__ = ["CARRIES", "OVERFLOW", "AnthropicWriter", "sources", "stop_of", "usage_of"]
 
 _STOP: Final = {
     "end_turn": "end_turn",
@@ -55,6 +55,10 @@ _JSON: Final = b',"delta":{"type":"input_json_delta","partial_json":'
 _END: Final = b"}}\n\n"
 _CITATION: Final = b',"delta":{"type":"citations_delta","citation":'
 
+
+# A request that does not fit the context: Claude Code compacts its conversation on an
+# `invalid_request_error` whose message says "prompt is too long".
+OVERFLOW: Final = Overflow(kind="invalid_request_error", lead="prompt is too long")
 
 # What these writers carry, as this API's reader reads them back.
 CARRIES: Final = Carries(
@@ -209,7 +213,10 @@ class AnthropicWriter(StreamWriter):
     def failure(self, failure: Failure) -> bytes:
         # The `error` event the Messages API sends mid-stream (overloaded, for one).
         kind = failure.type_for("api_error", "invalid_request_error")
-        error = {"type": "error", "error": {"type": kind, "message": failure.message}}
+        message = failure.message
+        if failure.overflow:
+            kind, message = OVERFLOW.kind, OVERFLOW.message(message)
+        error = {"type": "error", "error": {"type": kind, "message": message}}
         return sse_event("error", dumps(error))
 
 

@@ -9,7 +9,7 @@ from .. import shapes
 from ..spec import Api, Endpoint, Http, Mock, Sdk
 from . import request
 from .body import write_body
-from .encode import CARRIES, OpenAIChatWriter, sources
+from .encode import CARRIES, OVERFLOW, OpenAIChatWriter, sources
 from .stream import OpenAIChatHandler, parse_body
 
 __all__ = ["API"]
@@ -53,7 +53,12 @@ API = Api(
         accepted="openai Stream / AsyncStream, with_streaming_response, litellm chunk iterators",
         holds_response=("openai",),
     ),
-    http=Http(usage_keys=(b'"usage"',), endpoints=_ENDPOINTS, base_path="/v1"),
+    http=Http(
+        overflow=OVERFLOW,
+        usage_keys=(b'"usage"',),
+        endpoints=_ENDPOINTS,
+        base_path="/v1",
+    ),
     mock=Mock(
         endpoints=_ENDPOINTS,
         demo_model="deepseek-reasoner",
