@@ -19,9 +19,17 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from laminate import TranslationError, translate_request
+from laminate import (
+    StreamEncoder,
+    StreamNormalizer,
+    TranslationError,
+    translate_request,
+)
 from laminate._apis.registry import APIS
+from laminate._core.response import ToolUse
 from laminate.proxy import Backend, ProxyConfig, Timeouts, proxy_server
 
 from .scripted_backend import ScriptedBackend, scripted_backend
@@ -327,3 +335,84 @@ def test_a_broken_backend_stream_is_the_clients_server_error(
         return  # the status says it: the SDK's error has no type for a 502 it wrote
     assert kind in SERVER_KINDS[client], (status, kind, message)
     assert kind != "invalid_request_error"
+
+
+# -- an Anthropic client sees each block stopped before the next starts ---------------------
+
+# One Chat Completions chunk's delta: text, or a piece of tool call `n`'s arguments (the
+# first piece of each call names it), so that calls interleave as parallel calls may.
+_PIECE = st.one_of(
+    st.tuples(st.just("text"), st.text(min_size=1, max_size=6)),
+    st.tuples(st.integers(0, 2), st.text(alphabet="abc xyz", min_size=1, max_size=6)),
+)
+
+
+def _chat_stream(pieces: list[tuple[object, str]]) -> bytes:
+    head = {"id": "c1", "object": "chat.completion.chunk", "model": "m"}
+    chunks: list[dict[str, Any]] = []
+    named: set[object] = set()
+    # Each call's arguments are the JSON object {"a": <its pieces>}, closed at the end.
+    closing = [(n, '"}') for n in dict.fromkeys(w for w, _ in pieces if w != "text")]
+    for what, piece in [*pieces, *closing]:
+        if what == "text":
+            delta: dict[str, Any] = {"content": piece}
+        else:
+            call: dict[str, Any] = {"index": what, "function": {"arguments": piece}}
+            if what not in named:
+                named.add(what)
+                call.update(id=f"call_{what}", type="function")
+                call["function"]["name"] = f"tool_{what}"
+                call["function"]["arguments"] = '{"a":"' + piece
+            delta = {"tool_calls": [call]}
+        chunks.append({**head, "choices": [{"index": 0, "delta": delta}]})
+    stop = "tool_calls" if named else "stop"
+    chunks.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": stop}]})
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + (
+        b"data: [DONE]\n\n"
+    )
+
+
+def _wire_events(body: bytes) -> list[dict[str, Any]]:
+    return [
+        json.loads(frame.split(b"data: ", 1)[1])
+        for frame in body.split(b"\n\n")
+        if b"data: " in frame
+    ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECE, max_size=14))
+def test_anthropic_blocks_are_stopped_in_order_and_keep_every_byte(
+    pieces: list[tuple[object, str]],
+) -> None:
+    source = StreamNormalizer("openai")
+    events = source.feed(_chat_stream(pieces)) + source.close()
+    sent = source.response
+    assert sent is not None
+    encoder = StreamEncoder("anthropic")
+    body = b"".join(map(encoder.encode, events)) + encoder.close()
+    # One block open at a time: each stopped before the next starts, in index order.
+    open_now: int | None = None
+    started: list[int] = []
+    for frame in _wire_events(body):
+        if frame["type"] == "content_block_start":
+            assert open_now is None, f"block {frame['index']} starts while {open_now} is open"
+            open_now = frame["index"]
+            started.append(frame["index"])
+        elif frame["type"] == "content_block_delta":
+            assert frame["index"] == open_now
+        elif frame["type"] == "content_block_stop":
+            assert frame["index"] == open_now
+            open_now = None
+    assert open_now is None
+    assert started == list(range(len(started)))
+    # Read back: the same text, the same calls with every byte of their arguments.
+    back = StreamNormalizer("anthropic")
+    back.feed(body)
+    back.close()
+    got = back.response
+    assert got is not None
+    assert got.text() == sent.text()
+    calls = [(c.id, c.name, c.input.value) for c in sent.content if isinstance(c, ToolUse)]
+    assert len(calls) == len({w for w, _ in pieces if w != "text"})
+    assert [(c.id, c.name, c.input.value) for c in got.content if isinstance(c, ToolUse)] == calls
