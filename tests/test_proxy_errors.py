@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import laminate
 from laminate import (
     StreamEncoder,
     StreamNormalizer,
@@ -416,3 +417,93 @@ def test_anthropic_blocks_are_stopped_in_order_and_keep_every_byte(
     calls = [(c.id, c.name, c.input.value) for c in sent.content if isinstance(c, ToolUse)]
     assert len(calls) == len({w for w, _ in pieces if w != "text"})
     assert [(c.id, c.name, c.input.value) for c in got.content if isinstance(c, ToolUse)] == calls
+
+
+# -- usage where the client's API carries it; an id on every answer ------------------------
+
+# A request of each API that streams when asked ("{model}": the model).
+REQUESTS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "openai": (
+        "/v1/chat/completions",
+        "/v1/chat/completions",
+        {"messages": [{"role": "user", "content": "hi"}]},
+    ),
+    "openai-responses": ("/v1/responses", "/v1/responses", {"input": "hi"}),
+    "anthropic": (
+        "/v1/messages",
+        "/v1/messages",
+        {"max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]},
+    ),
+    "ollama": ("/api/chat", "/api/chat", {"messages": [{"role": "user", "content": "hi"}]}),
+    "gemini": (
+        "/v1beta/models/{model}:generateContent",
+        "/v1beta/models/{model}:streamGenerateContent?alt=sse",
+        {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+    ),
+    "cohere": ("/v2/chat", "/v2/chat", {"messages": [{"role": "user", "content": "hi"}]}),
+    "bedrock": (
+        "/model/{model}/converse",
+        "/model/{model}/converse-stream",
+        {"messages": [{"role": "user", "content": [{"text": "hi"}]}]},
+    ),
+}
+
+
+def ask(proxy: str, api: str, model: str, stream: bool, **more: Any) -> httpx.Response:
+    whole, streamed, body = REQUESTS[api]
+    path = streamed if stream else whole
+    if "{model}" in path:
+        data = {**body, **more}
+    else:
+        data = {"model": model, **body, "stream": stream, **more}
+    answer = httpx.post(proxy + path.format(model=model), json=data, timeout=30)
+    assert answer.status_code == 200, answer.text
+    return answer
+
+
+def _chunks(answer: httpx.Response) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: {")]
+
+
+@pytest.mark.parametrize("target", [t for t in CLIENTS if t != "openai"])
+def test_a_chat_client_gets_usage_in_its_stream_only_when_it_asked(
+    proxy: str, target: str, json_backend: str
+) -> None:
+    once(json_backend)
+    if not _translates("openai", target):
+        pytest.skip(f"requests are not yet translated from openai to {target}")
+    plain = _chunks(ask(proxy, "openai", f"to-{target}", True))
+    assert plain
+    assert not [c for c in plain if c.get("usage")]
+    asked = _chunks(
+        ask(proxy, "openai", f"to-{target}", True, stream_options={"include_usage": True})
+    )
+    usage = [c for c in asked if c.get("usage")]
+    assert len(usage) == 1
+    assert usage[0]["choices"] == []
+    assert usage[0]["usage"]["completion_tokens"] == 7
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("client", [c for c in CLIENTS if c != "ollama"])
+def test_every_answer_has_an_id_when_the_backend_gives_none(
+    proxy: str, client: str, stream: bool, json_backend: str
+) -> None:
+    once(json_backend)
+    if not _translates(client, "ollama"):
+        pytest.skip(f"requests are not yet translated from {client} to ollama")
+    answer = ask(proxy, client, "to-ollama", stream)
+    if client == "bedrock":  # Converse names no answer id; the request id is a header
+        return
+    if stream:
+        reader = StreamNormalizer(client, content_type=answer.headers["content-type"])
+        reader.feed(answer.content)
+        reader.close()
+        assert reader.response is not None
+        assert reader.response.id, answer.text[:300]
+    else:
+        assert laminate.normalize(answer.content, client).id, answer.text[:300]
+    # Other clients' streams carry usage always (only Chat Completions asks for it).
+    if stream and client != "openai":
+        assert reader.response is not None
+        assert reader.response.usage.output_tokens == 7

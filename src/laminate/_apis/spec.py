@@ -245,6 +245,9 @@ class Http:
     read."""
     error_kind: Callable[[int], str] = common_error_kind
     """The error type its clients expect for an HTTP status."""
+    stream_usage: Callable[[Mapping[str, Any]], bool] | None = None
+    """Whether a streamed request (its body) asks for the usage in its stream, for an API
+    whose streams carry usage only when asked (``None``: its streams always carry it)."""
     overflow: Overflow = _COMMON_OVERFLOW
     """How its clients are told that a request does not fit the model's context (a
     backend's overflow, whatever the backend's API said, is written so)."""

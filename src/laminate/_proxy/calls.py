@@ -56,6 +56,9 @@ class Call:
     translation: Translation | None
     array: bool = False
     """The client asked its stream as one JSON array (Gemini without ``alt=sse``)."""
+    usage: bool = True
+    """The client's translated stream carries the answer's usage (its API's streams
+    always do, or its request asked: ``Http.stream_usage``)."""
 
 
 def prepare(
@@ -110,7 +113,9 @@ def prepare(
     content = json.dumps(translation.body, ensure_ascii=False).encode()
     url = backend_url(backend, translation.path)
     headers = signed(backend, url, content, {})
-    return Call(backend, url, content, headers, stream, translation, array)
+    asks = http_of(api).stream_usage
+    usage = asks is None or asks(data)
+    return Call(backend, url, content, headers, stream, translation, array, usage)
 
 
 def signed(backend: Backend, url: str, body: bytes, headers: Mapping[str, str]) -> dict[str, str]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import replace
 from typing import Final
 
 import anyio
@@ -36,7 +37,8 @@ from starlette.responses import JSONResponse, Response
 
 from .._apis.translate import Translation
 from .._core.errors import LaminateError, StreamReadError, StreamTimeoutError
-from .._core.events import Event
+from .._core.events import Event, ResponseDone
+from .._core.response import Usage
 from .._encode.encoder import encode_response
 from .._io.complete import normalize
 from .._io.sources import ERROR_BODY_CAP, ends_answer, http_error, silence_error
@@ -222,6 +224,8 @@ async def _translate(
     def written(events: list[Event]) -> bytes:
         if restore is not None:
             events = [restore(event) for event in events]
+        if not call.usage:  # the client did not ask for usage in its stream
+            events = [_without_usage(event) for event in events]
         return b"".join(map(writer.encode, events))
 
     async def deliver(events: list[Event]) -> bool:
@@ -250,6 +254,12 @@ async def _translate(
             await responder.write(tail)
         await responder.end()
         await reads.drain(_DRAIN_SECONDS, ERROR_BODY_CAP)
+
+
+def _without_usage(event: Event) -> Event:
+    if isinstance(event, ResponseDone):
+        return ResponseDone(replace(event.response, usage=Usage()))
+    return event
 
 
 async def _normalized(

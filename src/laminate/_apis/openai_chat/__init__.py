@@ -17,6 +17,13 @@ __all__ = ["API"]
 _ENDPOINTS = (Endpoint("/v1/chat/completions", streams=False),)
 
 
+def _asks_usage(body: Mapping[str, Any]) -> bool:
+    """A streamed request carries usage in its last chunk only with
+    ``stream_options.include_usage`` true, as OpenAI answers it."""
+    options = body.get("stream_options")
+    return isinstance(options, Mapping) and options.get("include_usage") is True
+
+
 def _matches_url(path: str) -> bool:
     return path.endswith("/chat/completions")
 
@@ -55,6 +62,7 @@ API = Api(
     ),
     http=Http(
         overflow=OVERFLOW,
+        stream_usage=_asks_usage,
         usage_keys=(b'"usage"',),
         endpoints=_ENDPOINTS,
         base_path="/v1",
