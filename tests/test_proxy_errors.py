@@ -31,7 +31,7 @@ from laminate import (
 )
 from laminate._apis.registry import APIS
 from laminate._core.response import ToolUse
-from laminate.proxy import Backend, ProxyConfig, Timeouts, proxy_server
+from laminate.proxy import Backend, ProxyConfig, Timeouts, app, proxy_server
 
 from .scripted_backend import ScriptedBackend, scripted_backend
 from .sdk_clients import tool_loop
@@ -507,3 +507,76 @@ def test_every_answer_has_an_id_when_the_backend_gives_none(
     if stream and client != "openai":
         assert reader.response is not None
         assert reader.response.usage.output_tokens == 7
+
+
+# -- the same on every event loop (the app in process, the SDKs' async clients) -----------
+
+
+async def _async_told(client: str, asgi: Any, model: str, stream: bool) -> Any:
+    import anthropic
+    import httpx2  # the SDKs' HTTP client
+    import openai
+
+    messages: Any = [{"role": "user", "content": "x"}]
+    try:
+        if client == "anthropic":
+            http2 = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=asgi))
+            claude = anthropic.AsyncAnthropic(
+                base_url="http://proxy", api_key="k", http_client=http2, max_retries=0
+            )
+            if stream:
+                async with claude.messages.stream(
+                    model=model, max_tokens=9, messages=messages
+                ) as events:
+                    await events.get_final_message()
+            else:
+                await claude.messages.create(model=model, max_tokens=9, messages=messages)
+        else:
+            http = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=asgi))
+            chat = openai.AsyncOpenAI(
+                base_url="http://proxy/v1", api_key="k", http_client=http, max_retries=0
+            )
+            if stream:
+                async with chat.chat.completions.stream(model=model, messages=messages) as events:
+                    await events.get_final_completion()
+            else:
+                await chat.chat.completions.create(model=model, messages=messages)
+    except Exception as exc:
+        return told(client, exc)
+    finally:
+        # The SDK leaves the stream it failed to read to the garbage collector.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
+    raise AssertionError(f"{client} on {model}: no error")
+
+
+# The SDKs do not close the async generators of a stream that failed; trio warns when it
+# finalizes them.
+@pytest.mark.filterwarnings("ignore:Async generator:ResourceWarning")
+@pytest.mark.anyio
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "stream"])
+@pytest.mark.parametrize("client", ["anthropic", "openai"])
+async def test_errors_are_told_alike_on_every_event_loop(
+    backend: tuple[str, ScriptedBackend], client: str, stream: bool, json_backend: str
+) -> None:
+    once(json_backend)
+    asgi = app(_config(backend[0]))
+    async with asgi.router.lifespan_context(asgi):
+        target = "gemini" if client == "openai" else "openai"
+        status, kind, message = await _async_told(client, asgi, f"fail-overflow-{target}", stream)
+        assert status == 400
+        assert reads_as_overflow(client, kind, message), (kind, message)
+        status, kind, message = await _async_told(client, asgi, f"fail-401-{target}", stream)
+        assert status == 502
+        assert "scripted 401" in message
+        if stream:
+            status, kind, message = await _async_told(client, asgi, f"fail-cut-{target}", True)
+            assert status in (None, 502)
+            assert kind in {*SERVER_KINDS[client], ""}
+            if status is None:
+                assert kind in SERVER_KINDS[client]
+            status, kind, message = await _async_told(
+                client, asgi, f"fail-overflow-mid-{target}", True
+            )
+            assert reads_as_overflow(client, kind, message), (kind, message)
