@@ -1,13 +1,15 @@
 """An Anthropic Messages stream: ``message_start`` ... ``message_stop``.
 
 Blocks are numbered 0, 1, 2... in the order they are written (a block that is not written,
-such as a foreign opaque block, takes no number). Text is ``text_delta``, tool arguments
-``input_json_delta``, reasoning a ``thinking`` block with ``thinking_delta`` and, for an
-answer that came from Anthropic, its ``signature_delta`` before the block stops; a
-redacted block is written whole as ``redacted_thinking`` at its end. A reasoning block
-opens on its first text, so one that turns out to be redacted never opens as ``thinking``.
-A tool call that ends invalid (cut off, or arguments that are not JSON) gets no
-``content_block_stop``: the stop reason ends it, as it ended the source.
+such as a foreign opaque block, takes no number), and one is open at a time: each is
+stopped before the next starts (see :class:`AnthropicWriter`). Text is ``text_delta``,
+tool arguments ``input_json_delta``, reasoning a ``thinking`` block with
+``thinking_delta`` and, for an answer that came from Anthropic, its ``signature_delta``
+before the block stops; a redacted block is written whole as ``redacted_thinking`` at
+its end. A reasoning block opens on its first text, so one that turns out to be redacted
+never opens as ``thinking``. A tool call that ends invalid (cut off, or arguments that
+are not JSON) gets no ``content_block_stop``: the stop reason ends it, as it ended the
+source.
 
 Usage: ``message_start`` carries zero placeholders (the schema requires both counts and
 they are not known yet); ``message_delta`` carries every count that was reported, as a
