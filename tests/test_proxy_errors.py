@@ -174,8 +174,8 @@ def responses_stream_error(proxy: str, model: str) -> dict[str, Any]:
 
 
 def cohere_stream_error(proxy: str, model: str) -> tuple[int | None, str, str]:
-    """The error of a streamed Cohere answer: its ``message-end`` with ``ERROR`` (read
-    here: the cohere SDK fails to read that frame's JSON)."""
+    """The error of a streamed Cohere answer: its ``message-end`` with ``ERROR`` (the
+    cohere SDK hands it over as an event, not an exception)."""
     body = {"model": model, "messages": [{"role": "user", "content": "x"}], "stream": True}
     answer = httpx.post(proxy + "/v2/chat", json=body, timeout=30)
     if answer.status_code != 200:
