@@ -19,12 +19,18 @@ chunk, ``pace`` seconds apart) or a complete body, as the request asks. Models w
 starts with ``fail-`` script a failure: ``fail-429`` (that status, with ``retry-after:
 7``), ``fail-mid`` (the API's in-stream error after the first text), ``fail-garbage`` (a
 200 whose body is not the API's), ``fail-stall`` (one chunk, then nothing until the client
-leaves), ``fail-slow`` (nothing at all for a while). A model ``late-<status>`` is
-answered with that status after 0.3 s (before which nothing is sent). A streamed answer
-for a model ``pause-S`` (``pause-0.3``) begins at once (its status and headers), then
-thinks: ``S`` seconds before its first event and again after its second. The model
+leaves), ``fail-slow`` (nothing at all for a while), ``fail-overflow`` (the API's own "the prompt
+does not fit the context" error, as its servers word it, :data:`OVERFLOWS`; for the Chat
+Completions API also ``fail-overflow-vllm`` and ``fail-overflow-llamacpp``, the words of
+those servers), ``fail-overflow-mid`` (that error in the stream, after the first text),
+``fail-cut`` (the connection cut after the first text, without the end of the body) and
+``fail-junk`` (bytes that are not the API's framing after the first text). The model
 ``bulk`` gets its stream in one write (a reader then gets it in reads as large as its
-buffer). Every request and every disconnect is recorded (:class:`Record`).
+buffer). A model ``late-<status>`` is answered with that status after 0.3 s (before
+which nothing is sent). A streamed answer for a model ``pause-S`` (``pause-0.3``) begins
+at once (its status and headers), then thinks: ``S`` seconds before its first event and
+again after its second. Every request and every disconnect is recorded
+(:class:`Record`).
 
 Each request is judged as the real API judges it (``request_validators.validate``: the
 API's own types and what its servers refuse beyond them; a counting request by the
@@ -275,6 +281,121 @@ def _model_in(path: str) -> str | None:
     return found.group(1) if found else None
 
 
+# How each API's servers answer a request that does not fit the model's context:
+# (status, body, headers), in their own words (what a translating proxy must recognise).
+OVERFLOWS: dict[str, tuple[int, dict[str, Any], dict[str, str]]] = {
+    "openai": (
+        400,
+        {
+            "error": {
+                "message": "This model's maximum context length is 8192 tokens. However, "
+                "your messages resulted in 9120 tokens. Please reduce the length of the "
+                "messages.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        },
+        {},
+    ),
+    "openai-responses": (
+        400,
+        {
+            "error": {
+                "message": "Your input exceeds the context window of this model. Please "
+                "adjust your input and try again.",
+                "type": "invalid_request_error",
+                "param": "input",
+                "code": "context_length_exceeded",
+            }
+        },
+        {},
+    ),
+    "anthropic": (
+        400,
+        {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": "prompt is too long: 208113 tokens > 200000 maximum",
+            },
+        },
+        {},
+    ),
+    "gemini": (
+        400,
+        {
+            "error": {
+                "code": 400,
+                "message": "The input token count (1104000) exceeds the maximum number of "
+                "tokens allowed (1048576).",
+                "status": "INVALID_ARGUMENT",
+            }
+        },
+        {},
+    ),
+    "bedrock": (
+        400,
+        {"message": "Input is too long for requested model."},
+        {"x-amzn-errortype": "ValidationException:http://internal.amazon.com/coral/"},
+    ),
+    "ollama": (400, {"error": "the input length exceeds the context length"}, {}),
+    "cohere": (
+        400,
+        {
+            "id": "5e1a3c7d-0000-4000-8000-000000000001",
+            "message": "too many tokens: size limit exceeded by 1311 tokens. Try using "
+            "shorter or fewer inputs.",
+        },
+        {},
+    ),
+    # Chat Completions servers other than OpenAI's.
+    "openai/vllm": (
+        400,
+        {
+            "object": "error",
+            "message": "This model's maximum context length is 32768 tokens. However, you "
+            "requested 40960 tokens in the messages. Please reduce the length of the "
+            "messages.",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        },
+        {},
+    ),
+    "openai/llamacpp": (
+        400,
+        {
+            "error": {
+                "code": 400,
+                "message": "the request exceeds the available context size, try increasing it",
+                "type": "exceed_context_size_error",
+                "n_prompt_tokens": 9000,
+                "n_ctx": 8192,
+            }
+        },
+        {},
+    ),
+}
+
+
+def overflow_error(api: str) -> ProviderError:
+    """The overflow of ``api``'s servers as the error in a stream would carry it."""
+    _, body, _ = OVERFLOWS[api]
+    inner = body.get("error", body)
+    message = inner if isinstance(inner, str) else str(inner.get("message"))
+    kind = inner.get("type") or inner.get("status") if isinstance(inner, dict) else None
+    return ProviderError(message, error_type=str(kind or "ValidationException"), retryable=False)
+
+
+# Bytes that no reader of the framing takes, after a first frame.
+_JUNK: dict[str, bytes] = {
+    "sse": b'data: {"unterminated\n\n',
+    "ndjson": b'{"unterminated\n',
+    "eventstream": b"\x00\x00\x00\x20\x00\x00\x00\x00" + b"\xff" * 24,
+}
+
+
 class ScriptedBackend:
     """The ASGI app."""
 
@@ -396,6 +517,12 @@ class ScriptedBackend:
         if model == "fail-garbage":
             await _reply(send, 200, "application/json", b"<html>not an answer</html>")
             return
+        if model.startswith("fail-overflow") and model != "fail-overflow-mid":
+            server = model.removeprefix("fail-overflow").removeprefix("-")
+            status, said, headers = OVERFLOWS[f"{api}/{server}" if server else api]
+            extra = [(k.encode(), v.encode()) for k, v in headers.items()]
+            await _reply(send, status, "application/json", json.dumps(said).encode(), extra)
+            return
         if model == "fail-slow":
             await asyncio.sleep(5)
         asked = _read(api, data)
@@ -453,6 +580,20 @@ class ScriptedBackend:
                         }
                     )
                     break
+                if model == "fail-overflow-mid" and n == 3:
+                    body = encoder.error(overflow_error(api))
+                    await send({"type": "http.response.body", "body": body, "more_body": True})
+                    break
+                if model == "fail-cut" and n == 3:
+                    # Raised inside the answer: the server drops the connection at once,
+                    # without the end of its chunked body.
+                    raise RuntimeError("the scripted connection is cut")
+                if model == "fail-junk" and n == 3:
+                    junk = _JUNK[record.framing]
+                    await send({"type": "http.response.body", "body": junk, "more_body": True})
+                    await send({"type": "http.response.body", "body": b""})
+                    watcher.cancel()
+                    return
                 if model == "fail-stall" and n == 2:
                     await left.wait()
                     break

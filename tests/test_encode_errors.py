@@ -84,7 +84,7 @@ ERRORS: list[tuple[str, LaminateError, bool]] = [
     ),
     (
         "bad request",
-        ProviderError("prompt is too long", error_type="invalid_request_error", retryable=False),
+        ProviderError("a tool has no name", error_type="invalid_request_error", retryable=False),
         False,
     ),
     (
@@ -94,7 +94,9 @@ ERRORS: list[tuple[str, LaminateError, bool]] = [
     ),
     ("cut short", IncompleteStreamError("the stream ended inside a frame"), True),
     ("timeout", StreamTimeoutError("no bytes arrived for 30 s"), True),
-    ("malformed", MalformedStreamError("a frame is not JSON", offset=7, snippet="x"), False),
+    # Not retryable as such, but the server's fault (no request of the client's caused
+    # it): written as the target's server error, which its clients read as retryable.
+    ("malformed", MalformedStreamError("a frame is not JSON", offset=7, snippet="x"), True),
 ]
 
 

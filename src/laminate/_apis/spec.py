@@ -22,6 +22,7 @@ from .._core.assembler import Assembler
 from .._core.request import Loss, Request
 from .._framing import Framing
 from .base import Handler, HandlerOptions
+from .overflow import Overflow
 from .sources import Source, no_sources
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ __all__ = [
     "MaxTokensField",
     "Message",
     "Mock",
+    "Overflow",
     "Sdk",
     "SdkEvents",
     "ToolDefinition",
@@ -185,6 +187,10 @@ _COMMON_KINDS: Final[Mapping[int, str]] = {
 }
 
 
+# An overflow as most APIs' clients read one: a 400 `invalid_request_error`.
+_COMMON_OVERFLOW: Final = Overflow(kind="invalid_request_error")
+
+
 def common_error_kind(status: int) -> str:
     """The error type most APIs give an HTTP status (OpenAI's words)."""
     return _COMMON_KINDS.get(status, "server_error" if status >= 500 else "invalid_request_error")
@@ -293,6 +299,12 @@ class Http:
     read."""
     error_kind: Callable[[int], str] = common_error_kind
     """The error type its clients expect for an HTTP status."""
+    stream_usage: Callable[[Mapping[str, Any]], bool] | None = None
+    """Whether a streamed request (its body) asks for the usage in its stream, for an API
+    whose streams carry usage only when asked (``None``: its streams always carry it)."""
+    overflow: Overflow = _COMMON_OVERFLOW
+    """How its clients are told that a request does not fit the model's context (a
+    backend's overflow, whatever the backend's API said, is written so)."""
     count_tokens: str | None = None
     """The path of its token-counting endpoint that takes a chat request as it is (the
     one the proxy serves to clients of this API), when it has one."""

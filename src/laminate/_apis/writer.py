@@ -55,6 +55,7 @@ from .._core.response import (
 )
 from .._framing.writers import ndjson_line, sse_data, sse_event
 from .base import is_retryable
+from .overflow import is_overflow
 from .shapes import CUSTOM_INPUT as _CUSTOM_INPUT
 
 __all__ = [
@@ -153,10 +154,15 @@ class Failure:
     short); ``retryable`` whether retrying may succeed (a :class:`ProviderError`'s own
     verdict; a stream that broke or was cut short may; malformed bytes will not);
     ``timeout`` whether it was a timeout; ``own`` whether the answer came from the
-    writer's own API, so that ``error_type`` is in its vocabulary.
+    writer's own API, so that ``error_type`` is in its vocabulary; ``server`` whether the
+    fault is the server's: an error laminate found in the answer itself (cut short,
+    broken, silent, unreadable), which no client's request caused; ``overflow`` whether
+    the provider said the request does not fit the model's context
+    (:func:`~laminate._apis.overflow.is_overflow`), which each API writes as its own
+    overflow (its record's ``Http.overflow``).
     """
 
-    __slots__ = ("error_type", "message", "own", "retryable", "timeout")
+    __slots__ = ("error_type", "message", "overflow", "own", "retryable", "server", "timeout")
 
     def __init__(self, error: LaminateError, *, own: bool) -> None:
         self.message = error.message or str(error) or type(error).__name__
@@ -168,16 +174,19 @@ class Failure:
         )
         self.timeout = isinstance(error, StreamTimeoutError) or "timeout" in self.error_type.lower()
         self.own = own and bool(self.error_type)
+        self.server = not isinstance(error, ProviderError)
+        self.overflow = is_overflow(error)
 
     def type_for(self, retryable: str, fatal: str, *, foreign: bool = True) -> str:
         """The error type to write: the error's own when it came from this API, or (with
         ``foreign``, for APIs whose types are free text) when this API's readers would
-        judge it alike; else ``retryable`` or ``fatal``, this API's generic types."""
+        judge it alike; else ``retryable`` or ``fatal``, this API's generic types (the
+        server's fault, :attr:`server`, is never ``fatal``: that is the client's)."""
         if self.own or (
             foreign and self.error_type and is_retryable(self.error_type) == self.retryable
         ):
             return self.error_type
-        return retryable if self.retryable else fatal
+        return retryable if self.retryable or self.server else fatal
 
 
 # -- the base class --------------------------------------------------------------------------

@@ -99,7 +99,9 @@ class _Proxy:
             )
         except Refusal as refusal:  # before the answer began
             exchange.error = refusal.message[:200]
-            response = error_response(api, refusal.status, refusal.message, refusal.headers)
+            response = error_response(
+                api, refusal.status, refusal.message, refusal.headers, overflow=refusal.overflow
+            )
             await responder.respond(response)
         except ClientDisconnect:  # the client left while sending its request
             exchange.disconnected = True

@@ -79,6 +79,9 @@ class Call:
     """The client asked its stream as one JSON array (Gemini without ``alt=sse``)."""
     capped: int | None = None
     """The output limit the request asked for, when the backend's cap lowered it."""
+    usage: bool = True
+    """The client's translated stream carries the answer's usage (its API's streams
+    always do, or its request asked: ``Http.stream_usage``)."""
 
 
 def prepare(
@@ -138,7 +141,11 @@ def prepare(
     content = json.dumps(sent, ensure_ascii=False).encode()
     url = backend_url(backend, translation.path)
     headers = signed(backend, url, content, {})
-    return Call(backend, url, content, headers, stream, translation, array, capped)
+    asks = http_of(api).stream_usage
+    usage = asks is None or asks(data)
+    return Call(
+        backend, url, content, headers, stream, translation, array, capped=capped, usage=usage
+    )
 
 
 def limited(data: dict[str, Any], backend: Backend) -> tuple[dict[str, Any], int | None]:

@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import math
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from typing import Final
 
 import anyio
@@ -42,7 +43,8 @@ from starlette.responses import JSONResponse, Response
 
 from .._apis.translate import Translation
 from .._core.errors import LaminateError, StreamReadError, StreamTimeoutError
-from .._core.events import Event
+from .._core.events import Event, ResponseDone
+from .._core.response import Usage
 from .._encode.encoder import encode_response
 from .._io.complete import normalize
 from .._io.sources import ERROR_BODY_CAP, ends_answer, http_error, silence_error
@@ -50,7 +52,7 @@ from .._normalizer import StreamNormalizer
 from .backend import http_of
 from .calls import Call
 from .client import Responder
-from .refusals import Refusal, error_response, failure
+from .refusals import Refusal, backend_refusal, error_response, failure, refuses_credentials
 from .usage import UsageScan
 from .writing import client_writer
 
@@ -330,6 +332,8 @@ async def _translate(
     def written(events: list[Event]) -> bytes:
         if restore is not None:
             events = [restore(event) for event in events]
+        if not call.usage:  # the client did not ask for usage in its stream
+            events = [_without_usage(event) for event in events]
         return b"".join(map(writer.encode, events))
 
     async def deliver(events: list[Event]) -> bool:
@@ -360,6 +364,12 @@ async def _translate(
             await responder.write(tail)
         await responder.end()
         await reads.drain(_DRAIN_SECONDS, ERROR_BODY_CAP)
+
+
+def _without_usage(event: Event) -> Event:
+    if isinstance(event, ResponseDone):
+        return ResponseDone(replace(event.response, usage=Usage()))
+    return event
 
 
 async def _normalized(
@@ -428,17 +438,22 @@ async def read_capped(answer: httpx.Response, idle: float) -> bytes:
 
 async def _backend_error(answer: httpx.Response, api: str, *, same: bool) -> Response:
     """A backend's non-2xx answer: as sent when it speaks the client's API, else in the
-    client's error shape with the backend's status kept."""
+    client's error shape with the backend's status kept (a context overflow as the
+    client API's own, and a refusal of the proxy's credentials as a 502, either way:
+    :func:`~.refusals.backend_refusal`)."""
     try:
         body = await read_capped(answer, _ERROR_BODY_SECONDS)
     finally:
         await answer.aclose()
     headers = back_headers(answer.headers)
-    if same:
+    if same and not refuses_credentials(answer.status_code):
         return Response(body, answer.status_code, headers)
     error = http_error(answer.status_code, body, answer.headers)
     kept = {k: v for k, v in headers.items() if k in _PASSED_BACK}
-    return error_response(api, answer.status_code, error.message, kept)
+    refusal = backend_refusal(error, kept)
+    return error_response(
+        api, refusal.status, refusal.message, refusal.headers, overflow=refusal.overflow
+    )
 
 
 def back_headers(headers: httpx.Headers) -> dict[str, str]:

@@ -11,7 +11,7 @@ from ..spec import Api, Endpoint, Http, Mock, Sdk
 from . import request
 from .body import error_body, error_kind, write_body
 from .clouds import CLOUD_ENDPOINTS
-from .encode import CARRIES, AnthropicWriter, sources
+from .encode import CARRIES, OVERFLOW, AnthropicWriter, sources
 from .stream import AnthropicHandler, parse_body
 
 __all__ = ["API"]
@@ -78,6 +78,7 @@ API = Api(
         holds_response=("anthropic",),
     ),
     http=Http(
+        overflow=OVERFLOW,
         usage_keys=(b'"usage"',),
         endpoints=(*_ENDPOINTS, *CLOUD_ENDPOINTS),
         key_headers=("x-api-key", "authorization"),

@@ -1,13 +1,15 @@
 """An Anthropic Messages stream: ``message_start`` ... ``message_stop``.
 
 Blocks are numbered 0, 1, 2... in the order they are written (a block that is not written,
-such as a foreign opaque block, takes no number). Text is ``text_delta``, tool arguments
-``input_json_delta``, reasoning a ``thinking`` block with ``thinking_delta`` and, for an
-answer that came from Anthropic, its ``signature_delta`` before the block stops; a
-redacted block is written whole as ``redacted_thinking`` at its end. A reasoning block
-opens on its first text, so one that turns out to be redacted never opens as ``thinking``.
-A tool call that ends invalid (cut off, or arguments that are not JSON) gets no
-``content_block_stop``: the stop reason ends it, as it ended the source.
+such as a foreign opaque block, takes no number), and one is open at a time: each is
+stopped before the next starts (see :class:`AnthropicWriter`). Text is ``text_delta``,
+tool arguments ``input_json_delta``, reasoning a ``thinking`` block with
+``thinking_delta`` and, for an answer that came from Anthropic, its ``signature_delta``
+before the block stops; a redacted block is written whole as ``redacted_thinking`` at
+its end. A reasoning block opens on its first text, so one that turns out to be redacted
+never opens as ``thinking``. A tool call that ends invalid (cut off, or arguments that
+are not JSON) gets no ``content_block_stop``: the stop reason ends it, as it ended the
+source.
 
 Usage: ``message_start`` carries zero placeholders (the schema requires both counts and
 they are not known yet); ``message_delta`` carries every count that was reported, as a
@@ -32,11 +34,11 @@ from ..._core.response import (
 from ..base import str_or_empty
 from ..shapes import counts
 from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
-from ..spec import Carries
+from ..spec import Carries, Overflow
 from ..writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
 from .stream import STOP_REASONS
 
-__all__ = ["CARRIES", "AnthropicWriter", "sources", "stop_of", "usage_of"]
+__all__ = ["CARRIES", "OVERFLOW", "AnthropicWriter", "sources", "stop_of", "usage_of"]
 
 _STOP: Final = {
     "end_turn": "end_turn",
@@ -55,6 +57,10 @@ _JSON: Final = b',"delta":{"type":"input_json_delta","partial_json":'
 _END: Final = b"}}\n\n"
 _CITATION: Final = b',"delta":{"type":"citations_delta","citation":'
 
+
+# A request that does not fit the context: Claude Code compacts its conversation on an
+# `invalid_request_error` whose message says "prompt is too long".
+OVERFLOW: Final = Overflow(kind="invalid_request_error", lead="prompt is too long")
 
 # What these writers carry, as this API's reader reads them back.
 CARRIES: Final = Carries(
@@ -87,7 +93,17 @@ def usage_of(response: NormalizedResponse) -> dict[str, int]:
 
 
 class AnthropicWriter(StreamWriter):
-    """Writes Messages stream events."""
+    """Writes Messages stream events.
+
+    One block at a time is open on the wire, as the Messages API sends them: a block
+    that starts while another is open stops it first (``content_block_stop`` before the
+    next ``content_block_start``), though the source (Chat Completions, Ollama) ends
+    every block at the end of its answer. A text or reasoning block is stopped early;
+    more of its text, should any come, goes on in a block of its own. A tool call is
+    never stopped early (its arguments could not go on): a block that starts while one
+    is open is held, with its deltas, and written once the call ends, so that calls
+    whose argument deltas interleave (parallel calls) each keep every byte of their own.
+    """
 
     name = "anthropic"
     id_prefix = "msg_"
@@ -97,6 +113,105 @@ class AnthropicWriter(StreamWriter):
         self._numbers: dict[int, bytes] = {}  # block index -> its written index, encoded
         self._pending: set[int] = set()  # reasoning blocks not opened yet
         self._count = 0
+        self._calls: set[int] = set()  # blocks that are tool calls
+        self._wire: int | None = None  # the block open on the wire
+        self._queue: list[int] = []  # held blocks, in the order they started
+        self._holding: dict[int, list[tuple[str, Any]]] = {}  # a held block's events
+        self._stopped: set[int] = set()  # text and reasoning stopped before their end
+        self._next: dict[int, int] = {}  # such a block -> the block its text goes on in
+        self._keys = -1  # keys of those blocks (below the source's indices)
+
+    # -- one block at a time ------------------------------------------------------------------
+
+    def block_start(self, index: int, block: ContentBlock) -> bytes:
+        if isinstance(block, Unknown):
+            return b""  # written whole at its end
+        if isinstance(block, ToolUse | InvalidToolUse):
+            self._calls.add(index)
+        return self._begin(index, block)
+
+    def text(self, index: int, text: str) -> bytes:
+        return self._delta(index, "text", text)
+
+    def reasoning(self, index: int, text: str) -> bytes:
+        return self._delta(index, "reasoning", text)
+
+    def tool_input(self, index: int, fragment: str) -> bytes:
+        return self._delta(index, "json", fragment)
+
+    def block_end(self, index: int, block: ContentBlock) -> bytes:
+        out = b""
+        follower = self._next.pop(index, None)
+        if follower is not None:  # its text went on in another block: end that one
+            kind = Reasoning("") if isinstance(block, Reasoning) else Text("")
+            out = self.block_end(follower, kind)
+        if index in self._holding:
+            self._holding[index].append(("end", block))
+            return out
+        if index in self._stopped:
+            self._stopped.discard(index)
+            return out
+        if index != self._wire:
+            return out + self._end(index, block)  # a block written whole
+        self._wire = None
+        return out + self._end(index, block) + self._flush()
+
+    def _begin(self, index: int, block: ContentBlock) -> bytes:
+        if self._queue or (self._wire is not None and self._wire in self._calls):
+            self._queue.append(index)
+            self._holding[index] = [("start", block)]
+            return self._flush()
+        out = self._stop_early()
+        self._wire = index
+        return out + self._open_block(index, block)
+
+    def _delta(self, index: int, kind: str, piece: str) -> bytes:
+        follower = self._next.get(index)
+        if follower is not None:
+            return self._delta(follower, kind, piece)
+        if index == self._wire:
+            return self._write(index, kind, piece)
+        if index in self._holding:
+            self._holding[index].append((kind, piece))
+            return b""
+        if index in self._stopped:  # more text after it was stopped: a block of its own
+            key = self._keys
+            self._keys -= 1
+            self._next[index] = key
+            out = self._begin(key, Reasoning("") if kind == "reasoning" else Text(""))
+            return out + self._delta(key, kind, piece)
+        return self._write(index, kind, piece)
+
+    def _stop_early(self) -> bytes:
+        """Stop the text or reasoning block open on the wire, before its end."""
+        index = self._wire
+        if index is None:
+            return b""
+        self._wire = None
+        self._stopped.add(index)
+        if index in self._pending:  # never opened
+            self._pending.discard(index)
+            return b""
+        return self._stop(index) if index in self._numbers else b""
+
+    def _flush(self) -> bytes:
+        """Write the held blocks, in order, while no tool call is open on the wire."""
+        out = b""
+        while self._queue and (self._wire is None or self._wire not in self._calls):
+            out += self._stop_early()
+            index = self._queue.pop(0)
+            for kind, item in self._holding.pop(index):
+                if kind == "start":
+                    self._wire = index
+                    out += self._open_block(index, item)
+                elif kind == "end":
+                    self._wire = None
+                    out += self._end(index, item)
+                else:
+                    out += self._write(index, kind, item)
+        return out
+
+    # -- the wire -----------------------------------------------------------------------------
 
     def _open(self, index: int, block: dict[str, Any]) -> bytes:
         number = str(self._count).encode()
@@ -129,7 +244,7 @@ class AnthropicWriter(StreamWriter):
         }
         return sse_event("message_start", dumps({"type": "message_start", "message": message}))
 
-    def block_start(self, index: int, block: ContentBlock) -> bytes:
+    def _open_block(self, index: int, block: ContentBlock) -> bytes:
         match block:
             case Text():
                 return self._open(index, {"type": "text", "text": ""})
@@ -137,33 +252,31 @@ class AnthropicWriter(StreamWriter):
                 return self._open(index, {"type": "tool_use", "id": id, "name": name, "input": {}})
             case Reasoning():
                 self._pending.add(index)
-        return b""  # reasoning opens on its first text; unknown blocks are written whole
+        return b""  # reasoning opens on its first text
 
-    def text(self, index: int, text: str) -> bytes:
-        return _DELTA + self._numbers[index] + _TEXT + json_bytes(text) + _END
-
-    def reasoning(self, index: int, text: str) -> bytes:
-        head = b""
-        if index in self._pending:
-            self._pending.discard(index)
-            head = self._open(index, {"type": "thinking", "thinking": "", "signature": ""})
-        return head + _DELTA + self._numbers[index] + _THINKING + json_bytes(text) + _END
-
-    def tool_input(self, index: int, fragment: str) -> bytes:
+    def _write(self, index: int, kind: str, piece: str) -> bytes:
+        if kind == "text":
+            return _DELTA + self._numbers[index] + _TEXT + json_bytes(piece) + _END
+        if kind == "reasoning":
+            head = b""
+            if index in self._pending:
+                self._pending.discard(index)
+                head = self._open(index, {"type": "thinking", "thinking": "", "signature": ""})
+            return head + _DELTA + self._numbers[index] + _THINKING + json_bytes(piece) + _END
         number = self._numbers.get(index)
         if number is None:
             return b""
-        return _DELTA + number + _JSON + json_bytes(fragment) + _END
+        return _DELTA + number + _JSON + json_bytes(piece) + _END
 
-    def block_end(self, index: int, block: ContentBlock) -> bytes:
+    def _end(self, index: int, block: ContentBlock) -> bytes:
         match block:
             case Reasoning():
                 return self._reasoning_end(index, block)
             case Unknown("citation", FlexValue(value=dict() as data)) if self.own:
                 # A source of the text block being written (none open: nothing to cite).
-                if self.text_block is None:
+                number = self._numbers.get(self.text_block) if self.text_block is not None else None
+                if number is None:
                     return b""
-                number = self._numbers[self.text_block]
                 return _DELTA + number + _CITATION + dumps(data) + _END
             case Unknown(block_type, FlexValue(value=dict() as data)) if self.own:
                 return self._open(index, {**data, "type": block_type}) + self._stop(index)
@@ -209,7 +322,10 @@ class AnthropicWriter(StreamWriter):
     def failure(self, failure: Failure) -> bytes:
         # The `error` event the Messages API sends mid-stream (overloaded, for one).
         kind = failure.type_for("api_error", "invalid_request_error")
-        error = {"type": "error", "error": {"type": kind, "message": failure.message}}
+        message = failure.message
+        if failure.overflow:
+            kind, message = OVERFLOW.kind, OVERFLOW.message(message)
+        error = {"type": "error", "error": {"type": kind, "message": message}}
         return sse_event("error", dumps(error))
 
 

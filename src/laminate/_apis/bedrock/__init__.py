@@ -16,7 +16,7 @@ from ..._framing.eventstream import is_exception_name
 from ..spec import Api, Counting, Endpoint, Http, Mock, answer_field
 from . import request
 from .body import error_body, error_kind, write_body
-from .encode import CARRIES, BedrockWriter, sources
+from .encode import CARRIES, OVERFLOW, BedrockWriter, sources
 from .sdk import SDK
 from .stream import EVENTS, BedrockHandler, parse_body
 
@@ -81,6 +81,7 @@ API = Api(
     error_type_header="x-amzn-errortype",
     sdk=SDK,
     http=Http(
+        overflow=OVERFLOW,
         usage_keys=(b'"usage"',),
         endpoints=_ENDPOINTS,
         # Bedrock API keys are bearer tokens; without one, requests are signed (SigV4).

@@ -46,11 +46,11 @@ from ..._core.response import (
 from ..._framing.eventstream import crc32, encode_message
 from ..shapes import counts
 from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
-from ..spec import Carries
+from ..spec import Carries, Overflow
 from ..writer import Failure, StreamWriter, cut_off, dumps, json_bytes, wire_stop
 from .stream import STOP_REASONS
 
-__all__ = ["CARRIES", "BedrockWriter", "sources", "stop_of", "usage_of"]
+__all__ = ["CARRIES", "OVERFLOW", "BedrockWriter", "sources", "stop_of", "usage_of"]
 
 _STOP: Final = {
     "end_turn": "end_turn",
@@ -131,6 +131,11 @@ def usage_of(response: NormalizedResponse) -> dict[str, int]:
         )
     )
     return usage
+
+
+# A request that does not fit the context, as Bedrock says it (and Claude Code, on
+# Bedrock, compacts on).
+OVERFLOW: Final = Overflow(kind="ValidationException", lead="Input is too long for requested model")
 
 
 class BedrockWriter(StreamWriter):
@@ -237,12 +242,15 @@ class BedrockWriter(StreamWriter):
     def failure(self, failure: Failure) -> bytes:
         # An exception message: its type in a header, the message in the payload.
         name = failure.type_for("internalServerException", "validationException", foreign=False)
+        message = failure.message
+        if failure.overflow:  # a stream's exception names begin in lower case
+            name, message = "validationException", OVERFLOW.message(message)
         headers = {
             ":exception-type": name,
             ":content-type": "application/json",
             ":message-type": "exception",
         }
-        return encode_message(headers, dumps({"message": failure.message}))
+        return encode_message(headers, dumps({"message": message}))
 
 
 def sources(block: Unknown) -> list[Source]:

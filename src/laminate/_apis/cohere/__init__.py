@@ -9,7 +9,7 @@ from .. import shapes
 from ..spec import Api, Endpoint, Http, Mock, Sdk
 from . import request
 from .body import write_body
-from .encode import CARRIES, CohereWriter, sources
+from .encode import CARRIES, OVERFLOW, CohereWriter, sources
 from .stream import CohereHandler, parse_body
 
 __all__ = ["API"]
@@ -76,6 +76,7 @@ API = Api(
     matches_body=_matches_body,
     sdk=Sdk(modules=("cohere",)),
     http=Http(
+        overflow=OVERFLOW,
         usage_keys=(b'"usage"',),
         endpoints=_ENDPOINTS,
         output_limits=(("max_tokens",),),

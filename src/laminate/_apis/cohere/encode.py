@@ -42,7 +42,7 @@ from ..._core.response import (
 from ..base import str_or_empty
 from ..shapes import counts
 from ..sources import TEXT, Source, is_text
-from ..spec import Carries
+from ..spec import Carries, Overflow
 from ..writer import (
     Failure,
     StreamWriter,
@@ -54,7 +54,7 @@ from ..writer import (
 )
 from .stream import PLAN_ID, STOP_REASONS
 
-__all__ = ["CARRIES", "CohereWriter", "sources", "stop_of", "usage_of"]
+__all__ = ["CARRIES", "OVERFLOW", "CohereWriter", "sources", "stop_of", "usage_of"]
 
 _FINISH: Final = {
     "end_turn": "COMPLETE",
@@ -114,6 +114,10 @@ def usage_of(response: NormalizedResponse) -> dict[str, Any]:
     if u.cache_read_tokens is not None:
         usage["cached_tokens"] = u.cache_read_tokens
     return usage
+
+
+# A request that does not fit the context, in Cohere's words.
+OVERFLOW: Final = Overflow(kind="invalid_request_error", lead="too many tokens")
 
 
 class CohereWriter(StreamWriter):
@@ -244,9 +248,10 @@ class CohereWriter(StreamWriter):
     def failure(self, failure: Failure) -> bytes:
         # `message-end` with the error's text: Cohere names no type, only ERROR or TIMEOUT.
         finish = "TIMEOUT" if failure.timeout else "ERROR"
+        message = OVERFLOW.message(failure.message) if failure.overflow else failure.message
         payload = {
             "type": "message-end",
-            "delta": {"finish_reason": finish, "error": failure.message},
+            "delta": {"finish_reason": finish, "error": message},
         }
         return sse_event("message-end", dumps(payload)) + _DONE
 

@@ -10,7 +10,7 @@ from urllib.parse import quote
 from ..spec import Api, Counting, Endpoint, Http, Mock, answer_field
 from . import request
 from .body import error_body, error_kind, write_body
-from .encode import CARRIES, GeminiWriter, sources
+from .encode import CARRIES, OVERFLOW, GeminiWriter, sources
 from .sdk import SDK
 from .stream import GeminiHandler, parse_body
 
@@ -68,6 +68,7 @@ API = Api(
     turn_key="contents",
     sdk=SDK,
     http=Http(
+        overflow=OVERFLOW,
         usage_keys=(b'"usageMetadata"',),
         sse_query="alt=sse",
         output_limits=(

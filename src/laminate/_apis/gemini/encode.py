@@ -41,11 +41,11 @@ from ..._core.response import (
 )
 from ..shapes import counts
 from ..sources import Source, is_text, web_source
-from ..spec import Carries
+from ..spec import Carries, Overflow
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from .stream import METADATA, STOP_REASONS
 
-__all__ = ["CARRIES", "GeminiWriter", "sources", "stop_of", "usage_of"]
+__all__ = ["CARRIES", "OVERFLOW", "GeminiWriter", "sources", "stop_of", "usage_of"]
 
 # The finishReason for a stop kind: Gemini has no tool, refusal or pause reason.
 _FINISH: Final = {
@@ -61,6 +61,11 @@ _FINISH: Final = {
 _HEAD: Final = b'data: {"candidates":[{"content":{"parts":['
 _TEXT: Final = b'{"text":'
 _THOUGHT: Final = b',"thought":true}'
+
+
+# A request that does not fit the context, as Google says it: INVALID_ARGUMENT, the
+# backend's message as it is.
+OVERFLOW: Final = Overflow(kind="INVALID_ARGUMENT")
 
 
 class GeminiWriter(StreamWriter):
@@ -132,9 +137,17 @@ class GeminiWriter(StreamWriter):
 
     def failure(self, failure: Failure) -> bytes:
         # Google's error object: an HTTP status and the name of its RPC code.
-        status = failure.type_for("UNAVAILABLE", "INVALID_ARGUMENT", foreign=False)
-        error = {"code": 503 if failure.retryable else 400, "message": failure.message}
-        error["status"] = status
+        if failure.overflow:
+            code, status = 400, OVERFLOW.kind
+        elif failure.own:
+            code, status = (503 if failure.retryable else 400), failure.error_type
+        elif failure.retryable:
+            code, status = 503, "UNAVAILABLE"
+        elif failure.server:  # the backend's answer broke: the server's fault
+            code, status = 500, "INTERNAL"
+        else:
+            code, status = 400, "INVALID_ARGUMENT"
+        error = {"code": code, "message": failure.message, "status": status}
         return b"data: " + dumps({"error": error}) + b"\r\n\r\n"
 
 

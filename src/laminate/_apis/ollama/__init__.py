@@ -9,7 +9,7 @@ from .. import shapes
 from ..spec import Api, Endpoint, Http, Mock
 from . import request
 from .body import error_body, write_body
-from .encode import CARRIES, OllamaWriter
+from .encode import CARRIES, OVERFLOW, OllamaWriter
 from .sdk import SDK
 from .stream import OllamaHandler, parse_body
 
@@ -52,6 +52,7 @@ API = Api(
     matches_body=_matches_body,
     sdk=SDK,
     http=Http(
+        overflow=OVERFLOW,
         usage_keys=(b'"eval_count"', b'"prompt_eval_count"'),
         output_limits=(("options", "num_predict"),),
         endpoints=_ENDPOINTS,

@@ -13,11 +13,11 @@ from typing import Final
 from ..._core.events import ResponseStart
 from ..._core.response import ContentBlock, NormalizedResponse, ToolUse
 from ..shapes import counts
-from ..spec import Carries
+from ..spec import Carries, Overflow
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from .stream import STOP_REASONS
 
-__all__ = ["CARRIES", "OllamaWriter", "stop_of", "usage_of"]
+__all__ = ["CARRIES", "OVERFLOW", "OllamaWriter", "stop_of", "usage_of"]
 
 _STOP: Final = {
     "end_turn": "stop",
@@ -67,6 +67,13 @@ def usage_of(response: NormalizedResponse) -> dict[str, int]:
     )
 
 
+# A request that does not fit the context, in Ollama's words (its error holds a message
+# only).
+OVERFLOW: Final = Overflow(
+    kind="invalid_request_error", lead="the input length exceeds the context length"
+)
+
+
 class OllamaWriter(StreamWriter):
     """Writes ``/api/chat`` lines."""
 
@@ -110,4 +117,5 @@ class OllamaWriter(StreamWriter):
 
     def failure(self, failure: Failure) -> bytes:
         # Ollama's error line holds the message alone (no type, no retry advice).
-        return dumps({"error": failure.message}) + b"\n"
+        message = OVERFLOW.message(failure.message) if failure.overflow else failure.message
+        return dumps({"error": message}) + b"\n"

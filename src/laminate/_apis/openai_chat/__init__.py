@@ -9,12 +9,19 @@ from .. import shapes
 from ..spec import Api, Endpoint, Http, Mock, Sdk
 from . import request
 from .body import write_body
-from .encode import CARRIES, OpenAIChatWriter, sources
+from .encode import CARRIES, OVERFLOW, OpenAIChatWriter, sources
 from .stream import OpenAIChatHandler, parse_body
 
 __all__ = ["API"]
 
 _ENDPOINTS = (Endpoint("/v1/chat/completions", streams=False),)
+
+
+def _asks_usage(body: Mapping[str, Any]) -> bool:
+    """A streamed request carries usage in its last chunk only with
+    ``stream_options.include_usage`` true, as OpenAI answers it."""
+    options = body.get("stream_options")
+    return isinstance(options, Mapping) and options.get("include_usage") is True
 
 
 def _matches_url(path: str) -> bool:
@@ -54,6 +61,8 @@ API = Api(
         holds_response=("openai",),
     ),
     http=Http(
+        overflow=OVERFLOW,
+        stream_usage=_asks_usage,
         usage_keys=(b'"usage"',),
         endpoints=_ENDPOINTS,
         base_path="/v1",

@@ -24,11 +24,11 @@ from ..._core.response import (
 )
 from ..shapes import counts
 from ..sources import Source, is_text, web_source
-from ..spec import Carries
+from ..spec import Carries, Overflow
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from .stream import STOP_REASONS
 
-__all__ = ["CARRIES", "OpenAIChatWriter", "sources", "stop_of", "usage_of"]
+__all__ = ["CARRIES", "OVERFLOW", "OpenAIChatWriter", "sources", "stop_of", "usage_of"]
 
 _FINISH: Final = {
     "end_turn": "stop",
@@ -152,7 +152,16 @@ class OpenAIChatWriter(StreamWriter):
             "param": None,
             "code": None,
         }
+        if failure.overflow:
+            error.update(type=OVERFLOW.kind, param=OVERFLOW.param, code=OVERFLOW.code)
         return b"data: " + dumps({"error": error}) + b"\n\n"
+
+
+# A request that does not fit the context: the code OpenAI's clients (Codex, the agents'
+# SDKs) read as one.
+OVERFLOW: Final = Overflow(
+    kind="invalid_request_error", code="context_length_exceeded", param="messages"
+)
 
 
 # What these writers carry, as this API's reader reads them back.

@@ -8,7 +8,7 @@ from typing import Any
 from ..spec import Api, Counting, Endpoint, Http, Mock, Sdk, answer_field
 from . import request
 from .body import write_body
-from .encode import CARRIES, OpenAIResponsesWriter, sources
+from .encode import CARRIES, OVERFLOW, OpenAIResponsesWriter, sources
 from .stream import OpenAIResponsesHandler, parse_body
 
 __all__ = ["API"]
@@ -57,6 +57,7 @@ API = Api(
         holds_response=("openai",),
     ),
     http=Http(
+        overflow=OVERFLOW,
         usage_keys=(b'"usage"',),
         endpoints=_ENDPOINTS,
         base_path="/v1",

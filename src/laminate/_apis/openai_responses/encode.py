@@ -35,11 +35,11 @@ from ..._core.response import (
 )
 from ..base import str_or_empty
 from ..sources import Source, file_media_type, is_text, web_source
-from ..spec import Carries
+from ..spec import Carries, Overflow
 from ..writer import Failure, StreamWriter, cut_off, dumps, json_bytes
 from .body import ID_PREFIX, write_body
 
-__all__ = ["CARRIES", "OpenAIResponsesWriter", "sources"]
+__all__ = ["CARRIES", "OVERFLOW", "OpenAIResponsesWriter", "sources"]
 
 _CUSTOM: Final = "custom_tool_call"
 
@@ -69,6 +69,13 @@ CARRIES: Final = Carries(
     # A stream's text goes out as `output_text` before the stop is known; a body writes
     # the text of a refusal as a `refusal` part.
     body_stop_kinds=frozenset({"refusal"}),
+)
+
+
+# A request that does not fit the context: the code Codex reads as one (and starts a new
+# turn with its history compacted).
+OVERFLOW: Final = Overflow(
+    kind="invalid_request_error", code="context_length_exceeded", param="input"
 )
 
 
@@ -297,8 +304,11 @@ class OpenAIResponsesWriter(StreamWriter):
 
     def failure(self, failure: Failure) -> bytes:
         # The API's `error` event: its `code` names the failure.
-        code = failure.type_for("server_error", "invalid_request_error")
-        return self._event("error", {"code": code, "message": failure.message, "param": None})
+        code: str | None = failure.type_for("server_error", "invalid_request_error")
+        param = None
+        if failure.overflow:
+            code, param = OVERFLOW.code, OVERFLOW.param
+        return self._event("error", {"code": code, "message": failure.message, "param": param})
 
     def _written_part(self, response: NormalizedResponse) -> NormalizedResponse:
         """The response as far as this stream carried it, for the terminal event."""
