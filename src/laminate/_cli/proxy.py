@@ -14,13 +14,13 @@ from .._proxy.config import (
     DEFAULT_MAX_REQUEST,
     Backend,
     ConfigError,
+    ConfigFile,
     ProxyConfig,
     Timeouts,
-    config_from_toml,
     parse_backend,
 )
 
-__all__ = ["add_parser", "build_config", "run"]
+__all__ = ["add_parser", "build_config", "config_file", "run"]
 
 DEFAULT_PORT: Final = 8082
 
@@ -151,39 +151,46 @@ def _models(items: list[str]) -> tuple[dict[str, str], str | None]:
     return pairs, every
 
 
+def config_file(args: argparse.Namespace) -> ConfigFile | None:
+    """The file the options name, to read again at each reload (``None``: no file)."""
+    if not args.config:
+        return None
+    if args.backend or args.model or args.backend_key_env:
+        raise ConfigError("--config holds the backends: leave out --backend and --model")
+    given = {
+        name: getattr(args, f"{name}_timeout")
+        for name in ("connect", "read", "idle")
+        if getattr(args, f"{name}_timeout") is not None
+    }
+    return ConfigFile(args.config, args.api_key_env, args.max_request_bytes, given)
+
+
 def build_config(args: argparse.Namespace, environ: Mapping[str, str]) -> ProxyConfig:
     """The configuration the options describe (keys read from ``environ``)."""
-    if args.config:
-        if args.backend or args.model or args.backend_key_env:
-            raise ConfigError("--config holds the backends: leave out --backend and --model")
-        config = config_from_toml(args.config, environ)
-    else:
-        if args.backend is None:
-            raise ConfigError("give --backend API:BASE_URL (or --config FILE)")
-        api, url = args.backend
-        pairs, every = _models(args.model)
-        config = ProxyConfig(
-            backends=(
-                Backend(
-                    api,
-                    url,
-                    key=_key(args.backend_key_env, environ, "--backend-key-env"),
-                    models=pairs,
-                    model=every,
-                ),
-            )
-        )
-    base = config.timeouts
-    timeouts = Timeouts(
-        connect=args.connect_timeout or base.connect,
-        read=args.read_timeout or base.read,
-        idle=args.idle_timeout or base.idle,
+    source = config_file(args)
+    if source is not None:
+        return source.load(environ)
+    if args.backend is None:
+        raise ConfigError("give --backend API:BASE_URL (or --config FILE)")
+    api, url = args.backend
+    pairs, every = _models(args.model)
+    backend = Backend(
+        api,
+        url,
+        key=_key(args.backend_key_env, environ, "--backend-key-env"),
+        models=pairs,
+        model=every,
     )
-    api_key = _key(args.api_key_env, environ, "--api-key-env") or config.api_key
+    defaults = Timeouts()
+    timeouts = Timeouts(
+        connect=args.connect_timeout or defaults.connect,
+        read=args.read_timeout or defaults.read,
+        idle=args.idle_timeout or defaults.idle,
+    )
     return ProxyConfig(
-        backends=config.backends,
-        api_key=api_key,
-        max_request_bytes=args.max_request_bytes or config.max_request_bytes,
+        backends=(backend,),
+        api_key=_key(args.api_key_env, environ, "--api-key-env"),
+        max_request_bytes=args.max_request_bytes or DEFAULT_MAX_REQUEST,
         timeouts=timeouts,
     )
 
@@ -211,6 +218,7 @@ def run(args: argparse.Namespace) -> int:
     from .._proxy.serve import serve
 
     config = build_config(args, os.environ)
+    source = config_file(args)
     if not _loopback(args.host) and config.api_key is None and not args.allow_anyone:
         raise ConfigError(
             f"refusing to listen on {args.host} without --api-key-env: anyone who reaches "
@@ -219,5 +227,5 @@ def run(args: argparse.Namespace) -> int:
     shown = args.host if ":" not in args.host else f"[{args.host}]"
     routes = ", ".join(f"{b.api} at {b.base_url}" for b in config.backends)
     print(f"laminate proxy on http://{shown}:{args.port} -> {routes}", file=sys.stderr, flush=True)
-    serve(config, host=args.host, port=args.port, workers=args.workers)
+    serve(config, host=args.host, port=args.port, workers=args.workers, source=source)
     return 0

@@ -13,9 +13,10 @@ unchanged.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, get_args
 from urllib.parse import urlsplit
@@ -25,16 +26,31 @@ from .._apis.spec import MaxTokensField
 from .._core.errors import LaminateError
 
 __all__ = [
+    "DEFAULT_DRAIN",
     "DEFAULT_MAX_REQUEST",
+    "KNOWN_KEYS",
     "Backend",
     "ConfigError",
+    "ConfigFile",
     "ProxyConfig",
     "Timeouts",
+    "check_keys",
     "config_from_toml",
     "parse_backend",
 ]
 
 DEFAULT_MAX_REQUEST: Final = 32 * 1024 * 1024
+DEFAULT_DRAIN: Final = 600.0
+
+KNOWN_KEYS: Final[dict[str, frozenset[str]]] = {
+    "": frozenset(
+        {"api_key_env", "admin_key_env", "max_request_bytes", "drain", "timeouts", "backend"}
+    ),
+    "timeouts": frozenset({"connect", "read", "idle"}),
+    "backend": frozenset({"api", "base_url", "key_env", "model", "models", "max_tokens_field"}),
+}
+"""The keys a TOML configuration takes: top-level (``""``), and in each table by name.
+Any other key is a :class:`ConfigError` that names it and the closest known key."""
 
 
 class ConfigError(LaminateError):
@@ -114,6 +130,11 @@ class ProxyConfig:
     log: Callable[[str], None] | None = None
     """Where each request's JSON log line goes (``None``: the ``laminate.proxy``
     logger, at INFO)."""
+    admin_key: str | None = field(default=None, repr=False)
+    """The key that ``POST /admin/reload`` and ``GET /metrics`` take (``None``: reload over
+    HTTP is off, and the metrics need no key)."""
+    drain: float = DEFAULT_DRAIN
+    """Seconds the running requests get to finish once the server is told to stop."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.backends, tuple | list):
@@ -125,6 +146,9 @@ class ProxyConfig:
         object.__setattr__(self, "backends", tuple(self.backends))
         if self.max_request_bytes <= 0:
             raise ConfigError("max_request_bytes must be positive")
+        drain = self.drain
+        if isinstance(drain, bool) or not isinstance(drain, int | float) or drain < 0:
+            raise ConfigError(f"drain must be a number of seconds, not {drain!r}")
 
     def route(self, model: str) -> tuple[Backend, str]:
         """The backend a request for ``model`` goes to, and the model it asks there."""
@@ -167,7 +191,9 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
     """A configuration from a TOML file (keys read from ``environ``)::
 
     api_key_env = "PROXY_KEY"            # optional
+    admin_key_env = "PROXY_ADMIN_KEY"    # optional: for POST /admin/reload and /metrics
     max_request_bytes = 33554432         # optional
+    drain = 600                          # optional: seconds streams get to finish on stop
     [timeouts]                           # optional: connect, read, idle (seconds)
     read = 600
     [[backend]]
@@ -183,14 +209,13 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    check_keys(path, "", data)
     raw_backends = data.get("backend")
     if not isinstance(raw_backends, list) or not raw_backends:
         raise ConfigError(f"{path}: no [[backend]] table")
     backends = []
     for n, item in enumerate(raw_backends):
-        unknown = set(item) - {"api", "base_url", "key_env", "model", "models", "max_tokens_field"}
-        if unknown:
-            raise ConfigError(f"{path}: backend {n}: unknown keys {sorted(unknown)}")
+        check_keys(path, "backend", item, n)
         models = item.get("models", {})
         if not isinstance(models, Mapping) or not all(isinstance(v, str) for v in models.values()):
             raise ConfigError(f"{path}: backend {n}: models must map names to names")
@@ -205,11 +230,56 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
             )
         )
     timeouts = data.get("timeouts", {})
-    if not isinstance(timeouts, Mapping) or set(timeouts) - {"connect", "read", "idle"}:
-        raise ConfigError(f"{path}: [timeouts] takes connect, read and idle")
+    check_keys(path, "timeouts", timeouts)
     return ProxyConfig(
         backends=tuple(backends),
         api_key=_env(data.get("api_key_env"), environ, "api_key_env"),
         max_request_bytes=int(data.get("max_request_bytes", DEFAULT_MAX_REQUEST)),
         timeouts=Timeouts(**timeouts),
+        admin_key=_env(data.get("admin_key_env"), environ, "admin_key_env"),
+        drain=data.get("drain", DEFAULT_DRAIN),
     )
+
+
+def check_keys(path: str | Path, table: str, item: Any, n: int | None = None) -> None:
+    """Refuse a TOML table (``table``: its name in :data:`KNOWN_KEYS`, ``""`` for the
+    top level; ``n``: its place in an array of tables) that is not a table or holds a
+    key it does not take, naming the closest key it takes."""
+    where = "the top level" if not table else f"[{table}]" if n is None else f"[[{table}]] {n}"
+    if not isinstance(item, Mapping):
+        raise ConfigError(f"{path}: {where} must be a table")
+    known = KNOWN_KEYS[table]
+    for key in item:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            taken = ", ".join(sorted(known))
+            raise ConfigError(f"{path}: unknown key {key!r} in {where}{hint} (it takes {taken})")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigFile:
+    """Where the configuration comes from when it can be read again (a reload): a TOML
+    file, and what the command line sets over it."""
+
+    path: str
+    """The TOML file."""
+    api_key_env: str | None = None
+    """The environment variable of the clients' key, over the file's ``api_key_env``."""
+    max_request_bytes: int | None = None
+    """Over the file's ``max_request_bytes``."""
+    timeouts: Mapping[str, float] = field(default_factory=dict)
+    """Over the file's ``[timeouts]``: ``connect``, ``read``, ``idle``."""
+
+    def load(self, environ: Mapping[str, str]) -> ProxyConfig:
+        """The configuration as the file says now (keys read from ``environ``)."""
+        config = config_from_toml(self.path, environ)
+        api_key = config.api_key
+        if self.api_key_env is not None:
+            api_key = _env(self.api_key_env, environ, "--api-key-env")
+        return replace(
+            config,
+            api_key=api_key,
+            max_request_bytes=self.max_request_bytes or config.max_request_bytes,
+            timeouts=replace(config.timeouts, **self.timeouts),
+        )

@@ -35,17 +35,17 @@ class _CountFailed(Exception):
 
 
 async def count_tokens(
-    request: Request, api: str, backends: BackendClient, log: Callable[[str], None]
+    request: Request, api: str, backends: BackendClient, log: Callable[[Exchange], None]
 ) -> Response:
     """Answer one token-counting request of a client of ``api``."""
-    exchange = Exchange(api)
+    exchange = Exchange(api, request.method, request.url.path)
     try:
         response = await _count(request, api, exchange, backends)
     except Refusal as refusal:
         response = error_response(api, refusal.status, refusal.message, refusal.headers)
     exchange.status = response.status_code
     exchange.first_byte = time.perf_counter()
-    log(exchange.line())
+    log(exchange)
     return response
 
 
@@ -60,7 +60,8 @@ async def _count(
     if not isinstance(model, str) or not model:
         raise Refusal(400, "the request names no model")
     backend, backend_model = config.route(model)
-    exchange.backend, exchange.model = backend.api, backend_model
+    exchange.client_model = model
+    exchange.backend, exchange.backend_model = backend.api, backend_model
     try:
         counted = await _backend_count(
             request, api, backends, body=body, data=data, backend=backend, model=backend_model

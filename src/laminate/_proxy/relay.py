@@ -43,6 +43,7 @@ from .._io.sources import ERROR_BODY_CAP, ends_answer, http_error, silence_error
 from .._normalizer import StreamNormalizer
 from .calls import Call
 from .client import Responder
+from .counting import ERROR_TEXT_CAP, Exchange
 from .refusals import Refusal, error_response, failure
 from .usage import UsageScan
 from .writing import client_writer
@@ -134,11 +135,10 @@ async def _chunks(answer: httpx.Response) -> AsyncGenerator[bytes, None]:
 async def relay(answer: httpx.Response, responder: Responder, call: Call, idle: float) -> None:
     """The backend's ``answer`` to ``call``, to the client (``idle``: the longest silence
     of the backend, in seconds). The answer is closed on every way out."""
-    api = responder.exchange.client
     try:
         if answer.status_code >= 300:
             same = call.translation is None
-            await responder.respond(await _backend_error(answer, api, same=same))
+            await responder.respond(await _backend_error(answer, responder.exchange, same=same))
         elif call.translation is None:
             await _pass_through(answer, responder, call, idle)
         else:
@@ -316,17 +316,20 @@ async def read_capped(answer: httpx.Response, idle: float) -> bytes:
     return bytes(body[:ERROR_BODY_CAP])
 
 
-async def _backend_error(answer: httpx.Response, api: str, *, same: bool) -> Response:
+async def _backend_error(answer: httpx.Response, exchange: Exchange, *, same: bool) -> Response:
     """A backend's non-2xx answer: as sent when it speaks the client's API, else in the
-    client's error shape with the backend's status kept."""
+    client's error shape with the backend's status kept. The log gets the error's
+    message, capped (the error's text, not its body)."""
+    api = exchange.client
     try:
         body = await read_capped(answer, _ERROR_BODY_SECONDS)
     finally:
         await answer.aclose()
     headers = back_headers(answer.headers)
+    error = http_error(answer.status_code, body, answer.headers)
+    exchange.error = error.message[:ERROR_TEXT_CAP]
     if same:
         return Response(body, answer.status_code, headers)
-    error = http_error(answer.status_code, body, answer.headers)
     kept = {k: v for k, v in headers.items() if k in _PASSED_BACK}
     return error_response(api, answer.status_code, error.message, kept)
 
