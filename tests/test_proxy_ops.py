@@ -560,6 +560,21 @@ def test_two_workers_count_together_reload_and_drain(
         stream.finished()
         assert _asked(scripted, LONG) == "old-model"
 
+        # POST /admin/reload reaches one worker, which has every worker reload.
+        _config(path, url, "third-model", drain=30, admin_key_env="ADMIN_KEY")
+        assert _reload(running.url).status_code == 403  # no admin key in the running file
+        running.process.send_signal(signal.SIGHUP)
+        running.wait_for("reloaded the configuration", count=4)
+        path.write_text(path.read_text().replace("drain", "drian"))
+        answer = _reload(running.url, authorization=f"Bearer {ADMIN}")
+        assert "did you mean 'drain'" in answer.json()["error"]["message"]
+        _config(path, url, "fourth-model", drain=30, admin_key_env="ADMIN_KEY")
+        assert _reload(running.url, authorization=f"Bearer {ADMIN}").status_code == 200
+        running.wait_for("reloaded the configuration", count=6)
+        for k in range(6):
+            _ask(running.url, f"fourth {k}")
+            assert _asked(scripted, f"fourth {k}") == "fourth-model"
+
         with socket.create_connection(("127.0.0.1", running.port)) as kept:
             _drains(running, kept, workers=2)
 

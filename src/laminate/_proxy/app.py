@@ -100,10 +100,15 @@ class _Proxy:
     go, the metrics, and whether it is draining."""
 
     def __init__(
-        self, config: ProxyConfig, source: ConfigFile | None, metrics_directory: str | None
+        self,
+        config: ProxyConfig,
+        source: ConfigFile | None,
+        metrics_directory: str | None,
+        reload_via: int | None,
     ) -> None:
         self.current = _Generation(config)
         self.source = source
+        self.reload_via = reload_via
         self.write_log = config.log or _to_logger
         self.metrics = Metrics(metrics_directory)
         self.draining = False
@@ -280,11 +285,16 @@ class _Proxy:
         if self.source is None:
             return _error(409, "this proxy was not started from a file (--config): nothing to read")
         try:
-            await self.reload()
+            if self.reload_via is None:
+                await self.reload()
+            else:  # checked here, then read by every worker
+                self.source.load(os.environ)
+                os.kill(self.reload_via, signal.SIGHUP)
         except ConfigError as exc:
             log.error("reload refused, the configuration is kept: %s", exc)
             return _error(400, f"the configuration is kept: {exc}")
-        log.warning("reloaded the configuration from %s", self.source.path)
+        if self.reload_via is None:
+            log.warning("reloaded the configuration from %s", self.source.path)
         return JSONResponse({"status": "reloaded"})
 
     # -- signals ---------------------------------------------------------------------------
@@ -406,18 +416,21 @@ def app(
     *,
     source: ConfigFile | None = None,
     metrics_directory: str | None = None,
+    reload_via: int | None = None,
 ) -> Starlette:
     """The proxy for ``config``, an ASGI app (serve it with uvicorn or any ASGI server).
 
     ``source``: the file a reload reads (``POST /admin/reload``, or SIGHUP when the app
     runs in a server's main thread); ``None``: no reload. ``metrics_directory``: where
     the workers of one server share their counts for ``GET /metrics`` (``None``: this
-    process serves alone)."""
+    process serves alone). ``reload_via``: the process that ``POST /admin/reload`` sends
+    SIGHUP to, once the file is found valid (a supervisor that hands it on to every
+    worker); ``None``: the app reloads itself."""
     if not isinstance(config, ProxyConfig):
         raise TypeError(f"app() takes a ProxyConfig, not {type(config).__name__}")
     if source is not None and not isinstance(source, ConfigFile):
         raise TypeError(f"app() takes a ConfigFile source, not {type(source).__name__}")
-    proxy = _Proxy(config, source, metrics_directory)
+    proxy = _Proxy(config, source, metrics_directory, reload_via)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

@@ -66,6 +66,9 @@ def _options(config: ProxyConfig) -> dict[str, Any]:
         "access_log": False,
         "ws": "none",
         "timeout_graceful_shutdown": math.ceil(config.drain),
+        # A client connection idle this long is closed: a load balancer in front keeps
+        # its own idle connections a shorter time (docs/deploy.md).
+        "timeout_keep_alive": 15,
     }
 
 
@@ -128,6 +131,7 @@ def worker_app() -> Any:
         _load(os.environ[_CONFIG_VARIABLE]),
         source=source,
         metrics_directory=os.environ.get(_METRICS_VARIABLE),
+        reload_via=os.getppid(),  # the supervisor, which tells every worker
     )
 
 
