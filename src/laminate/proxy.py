@@ -16,13 +16,21 @@ its base URL.
 """
 
 from ._proxy.app import app
-from ._proxy.config import Backend, ConfigError, ProxyConfig, Timeouts, config_from_toml
+from ._proxy.config import (
+    Backend,
+    ConfigError,
+    ConfigFile,
+    ProxyConfig,
+    Timeouts,
+    config_from_toml,
+)
 from ._proxy.counting import estimate_tokens
 from ._proxy.serve import proxy_server, serve
 
 __all__ = [
     "Backend",
     "ConfigError",
+    "ConfigFile",
     "ProxyConfig",
     "Timeouts",
     "app",

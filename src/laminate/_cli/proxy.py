@@ -33,8 +33,9 @@ in the client's own API: Claude Code, Codex or any SDK on any model.
 
 Endpoints: /v1/messages (and /count_tokens), /v1/chat/completions, /v1/responses,
 /v1beta/models/M:generateContent and :streamGenerateContent, /model/M/converse and
-/converse-stream, /api/chat, /v2/chat, GET /v1/models. One JSON log line per request on
-standard error."""
+/converse-stream, /api/chat, /v2/chat, GET /v1/models; GET /health, /ready, /metrics and
+POST /admin/reload. One JSON log line per request on standard error. SIGTERM drains the
+running streams, then exits; SIGHUP reads the --config file again."""
 
 
 def _positive(text: str) -> float:

@@ -146,7 +146,9 @@ def _log_to_stderr() -> None:
 
 
 def _stopped(number: int, frame: object) -> None:
-    """The handler of a signal that already stopped the server."""
+    """SIGTERM outside the server's own handler (before it starts, or raised again once
+    it has drained): a clean exit."""
+    raise SystemExit(0)
 
 
 def serve(
@@ -165,7 +167,7 @@ def serve(
         sock = _listen(host, port)
         if threading.current_thread() is threading.main_thread():
             # uvicorn raises the signal that stopped it again once it has drained, to the
-            # handler it found: a drained stop is a clean exit.
+            # handler it found: a drained stop is a clean exit (status 0).
             signal.signal(signal.SIGTERM, _stopped)
         _server(config, source).run(sockets=[sock])
         return
