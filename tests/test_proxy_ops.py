@@ -192,6 +192,28 @@ def _asked(scripted: ScriptedBackend, prompt: str) -> str:
     raise AssertionError(f"the backend never saw {prompt!r}")
 
 
+def _peer(scripted: ScriptedBackend, prompt: str) -> tuple[str, int]:
+    """The address the backend was asked from with ``prompt`` (the proxy's connection)."""
+    record = scripted.record
+    for (_, _, body, _), peer in zip(
+        reversed(record.requests), reversed(record.peers), strict=False
+    ):
+        if json.dumps(prompt) in json.dumps(body["messages"]):
+            return peer
+    raise AssertionError(f"the backend never saw {prompt!r}")
+
+
+def _connected(local: int, remote: int) -> bool:
+    """Whether a loopback TCP connection from port ``local`` to port ``remote`` is open
+    (read from Linux's /proc/net/tcp)."""
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        mine, theirs, state = fields[1], fields[2], fields[3]
+        if int(mine.split(":")[1], 16) == local and int(theirs.split(":")[1], 16) == remote:
+            return state == "01"  # ESTABLISHED
+    return False
+
+
 def _ask(url: str, prompt: str) -> str:
     """A complete answer through the anthropic SDK (translated for the backend)."""
     with anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0) as client:
@@ -486,11 +508,10 @@ def test_one_worker_reloads_and_drains_with_a_stream_in_flight(
         assert httpx.get(running.url + "/metrics").status_code == 401
         assert _reload(running.url).status_code == 401
         assert _reload(running.url, authorization="Bearer wrong").status_code == 401
-        assert _ask(running.url, "before") == "echo: before"
-        assert _asked(scripted, "before") == "old-model"
-
         # POST /admin/reload while a stream runs: it ends on the old configuration.
         stream = Stream(running.url).started()
+        assert _ask(running.url, "before") == "echo: before"  # an idle connection after
+        assert _asked(scripted, "before") == "old-model"
         _config(path, url, "new-model", admin_key_env="ADMIN_KEY")
         answer = _reload(running.url, authorization=f"Bearer {ADMIN}")
         assert answer.json() == {"status": "reloaded"}
@@ -499,6 +520,15 @@ def test_one_worker_reloads_and_drains_with_a_stream_in_flight(
         assert stream.is_alive()
         stream.finished()
         assert _asked(scripted, LONG) == "old-model"
+        # The new configuration has its own connection pool, kept from one request on;
+        # the old one's is closed once its last stream ended.
+        _ask(running.url, "after again")
+        assert _peer(scripted, "after") == _peer(scripted, "after again")
+        assert _peer(scripted, "after") != _peer(scripted, "before")
+        if Path("/proc/net/tcp").exists():
+            backend_port = int(url.rsplit(":", 1)[1])
+            _eventually(lambda: not _connected(_peer(scripted, "before")[1], backend_port))
+            assert _connected(_peer(scripted, "after")[1], backend_port)
 
         # An invalid file is refused, and the configuration kept.
         path.write_text(path.read_text().replace("base_url", "base_uri"))
@@ -526,7 +556,7 @@ def test_one_worker_reloads_and_drains_with_a_stream_in_flight(
         samples = parse_exposition(
             httpx.get(running.url + "/metrics", headers={"x-api-key": ADMIN}).text
         )
-        assert total(samples, "laminate_requests_total", status="200") == 7
+        assert total(samples, "laminate_requests_total", status="200") == 8
         with socket.create_connection(("127.0.0.1", running.port)) as kept:
             _drains(running, kept)
 
