@@ -25,7 +25,9 @@ COPY src ./src
 RUN pip install ".[${EXTRAS}]" \
     && rm -rf /src
 
-RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin laminate
+RUN groupadd --system --gid 10001 laminate \
+    && useradd --system --uid 10001 --gid 10001 --create-home --home-dir /home/laminate \
+        --shell /usr/sbin/nologin laminate
 USER 10001:10001
 WORKDIR /home/laminate
 
