@@ -590,6 +590,24 @@ def test_two_workers_count_together_reload_and_drain(
         stream.finished()
         assert _asked(scripted, LONG) == "old-model"
 
+        # A worker started in place of one that died serves the reloaded configuration:
+        # asked until it answered one (its metrics file, named by its pid, shows it).
+        if Path(f"/proc/{running.process.pid}").exists():
+            first = _workers(running.process.pid)
+            os.kill(first[0], signal.SIGKILL)
+            _eventually(lambda: len(set(_workers(running.process.pid)) - set(first)) == 1)
+            (new,) = set(_workers(running.process.pid)) - set(first)
+            environ = Path(f"/proc/{new}/environ").read_bytes().decode().split("\0")
+            directory = dict(item.split("=", 1) for item in environ if "=" in item)
+            answered = Path(directory["LAMINATE_PROXY_METRICS"], f"{new}.json")
+            k = 0
+            while not answered.exists():
+                assert k < 100, "the new worker answered nothing"
+                _ask(running.url, f"again {k}")
+                assert _asked(scripted, f"again {k}") == "new-model"
+                k += 1
+                time.sleep(0.05)
+
         # POST /admin/reload reaches one worker, which has every worker reload.
         _config(path, url, "third-model", drain=30, admin_key_env="ADMIN_KEY")
         assert _reload(running.url).status_code == 403  # no admin key in the running file
@@ -607,6 +625,17 @@ def test_two_workers_count_together_reload_and_drain(
 
         with socket.create_connection(("127.0.0.1", running.port)) as kept:
             _drains(running, kept, workers=2)
+
+
+def _workers(parent: int) -> list[int]:
+    """The worker processes of the proxy process ``parent`` (Linux)."""
+    children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+    found = []
+    for child in map(int, children):
+        with contextlib.suppress(OSError):
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(child)
+    return found
 
 
 def _eventually(check: Callable[[], bool], timeout: float = 5) -> None:

@@ -12,6 +12,7 @@ would wait on each old worker's streams in turn).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -28,7 +29,7 @@ from typing import Any, Final
 
 from .._core.extras import missing_extra
 from .app import app
-from .config import Backend, ConfigFile, ProxyConfig, Timeouts
+from .config import Backend, ConfigError, ConfigFile, ProxyConfig, Timeouts
 
 __all__ = ["proxy_server", "serve", "worker_app"]
 
@@ -194,6 +195,11 @@ def serve(
             self.should_exit.set()
 
         def handle_hup(self) -> None:
+            # A worker started from now on (in place of one that died) gets the file's
+            # configuration too, when it is valid; each running worker reads it itself.
+            if source is not None:
+                with contextlib.suppress(ConfigError):
+                    os.environ[_CONFIG_VARIABLE] = _dump(source.load(os.environ))
             for process in self.processes:
                 if process.pid is not None and process.exitcode is None:
                     os.kill(process.pid, signal.SIGHUP)
