@@ -133,7 +133,7 @@ def _floor() -> Step:
     async def one() -> None:
         data = json.loads(body)
         exchange = Exchange("anthropic")
-        exchange.model = data["model"]
+        exchange.client_model = exchange.backend_model = data["model"]
         exchange.input_tokens, exchange.output_tokens = 1834, 212
         exchange.line()
 

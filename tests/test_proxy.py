@@ -816,9 +816,10 @@ def test_each_request_logs_one_json_line_without_prompt_answer_or_key(
     logged = [json.loads(line) for line in lines[before:]]
     assert len(logged) == 2
     for entry in logged:
-        assert entry["client"] == "anthropic"
+        assert entry["api"] == "anthropic"
         assert entry["backend"] == "anthropic"
-        assert entry["model"] == "to-anthropic"
+        assert entry["client_model"] == "to-anthropic"
+        assert entry["backend_model"] == "to-anthropic"
         assert entry["status"] == 200
         assert entry["ttfb_ms"] <= entry["duration_ms"]
         assert entry["input_tokens"] == 11

@@ -545,7 +545,11 @@ def test_a_toml_file_names_clients_and_their_store(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("client", "environ", "wanted"),
     [
-        ('name = "a"\nkey_env = "A"\nsecret = 1\n', {"A": "k"}, "unknown keys"),
+        (
+            'name = "a"\nkey_env = "A"\nsecret = 1\n',
+            {"A": "k"},
+            r"unknown key 'secret' in \[\[client\]\] 0",
+        ),
         ('name = "a"\n', {}, "key_env is required"),
         ('name = "a"\nkey_env = "A"\n', {}, "A is not set"),
         ('name = "a"\nkey_env = "A"\nrequests_per_minute = 0\n', {"A": "k"}, "positive"),
@@ -613,3 +617,42 @@ def test_redis_without_its_extra_says_which_extra_to_install(
     with pytest.raises(MissingExtraError, match=r'"redis" extra') as caught:
         open_limits("redis://127.0.0.1:1/0")
     assert caught.value.extra == "redis"
+
+
+def test_a_reload_changes_the_clients_and_keeps_their_counts(
+    backend: tuple[str, ScriptedBackend], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from laminate.proxy import ConfigFile
+
+    path = tmp_path / "team.toml"
+
+    def write(*clients: str) -> None:
+        table = [
+            'admin_key_env = "ADMIN"',
+            "[[backend]]",
+            'api = "anthropic"',
+            f'base_url = "{backend[0]}"',
+            'models = { "to-anthropic" = "to-anthropic" }',
+        ]
+        for name in clients:
+            table += [
+                "[[client]]",
+                f'name = "{name}"',
+                f'key_env = "{name.upper()}_KEY"',
+                "requests_per_minute = 2",
+            ]
+        path.write_text("\n".join(table) + "\n", encoding="utf-8")
+
+    environ = {"ADMIN": "admin-key", "CAROL_KEY": "carol-key", "DAN_KEY": "dan-key"}
+    write("carol")
+    source = ConfigFile(str(path))
+    with proxy_server(source.load(environ), source=source) as url:
+        assert [_ask(url, "carol-key").status_code for _ in range(2)] == [200, 200]
+        assert _ask(url, "dan-key").status_code == 401
+        write("carol", "dan")
+        for name, value in environ.items():  # a reload reads the keys from the environment
+            monkeypatch.setenv(name, value)
+        reloaded = httpx.post(url + "/admin/reload", headers={"authorization": "Bearer admin-key"})
+        assert reloaded.status_code == 200, reloaded.text
+        assert _ask(url, "dan-key").status_code == 200  # a client of the new file
+        assert _ask(url, "carol-key").status_code == 429  # counted before the reload too

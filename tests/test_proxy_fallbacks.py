@@ -364,7 +364,7 @@ def test_a_closed_port_is_retried_then_falls_back_translated(
     assert seen.body["model"] == "claude-spare"
     assert seen.headers["x-api-key"] == "cloud-key"
     assert line["backend"] == "cloud"
-    assert line["model"] == "claude-spare"
+    assert line["backend_model"] == "claude-spare"
     assert (line["retries"], line["fallbacks"], line["status"]) == (1, 1, 200)
 
 
@@ -406,7 +406,7 @@ def test_a_fallback_takes_the_models_it_maps(
     assert headers["x-laminate-backend"] == "openai-2"
     assert [s.body["model"] for s in main.seen] == ["big"]
     assert [s.body["model"] for s in spare.seen] == ["small"]
-    assert wait_for(lines, 1)[0]["model"] == "small"
+    assert wait_for(lines, 1)[0]["backend_model"] == "small"
 
 
 @pytest.mark.parametrize("client", ["openai", "anthropic"])
@@ -893,7 +893,7 @@ def test_the_command_line_keeps_what_the_file_says_of_retries(tmp_path: Path) ->
         ),
         (
             '[retry]\nbase = 1\nsoon = 2\n[[backend]]\napi = "openai"\nbase_url = "http://a/v1"\n',
-            "base and max",
+            r"unknown key 'soon' in \[retry\] \(it takes base, max\)",
         ),
     ],
     ids=["unknown-fallback", "cycle", "both-keys", "unset-key", "bad-retries", "bad-retry"],

@@ -501,7 +501,7 @@ def test_each_request_logs_its_line(proxy: str, lines: list[str], json_backend: 
     before = len(lines)
     tool_loop(_client("bedrock", proxy, api_key="any"), "to-gemini", "Bern", True)
     logged = [json.loads(line) for line in lines[before:]]
-    assert [(x["client"], x["backend"], x["model"], x["status"]) for x in logged] == [
+    assert [(x["api"], x["backend"], x["backend_model"], x["status"]) for x in logged] == [
         ("anthropic", "gemini", "to-gemini", 200)
     ] * 2
     assert all(x["stream"] is True and x["output_tokens"] for x in logged)

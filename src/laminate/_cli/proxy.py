@@ -7,7 +7,6 @@ import ipaddress
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any, Final
 
 from .._apis.registry import APIS
@@ -16,13 +15,13 @@ from .._proxy.config import (
     DEFAULT_MAX_REQUEST,
     Backend,
     ConfigError,
+    ConfigFile,
     ProxyConfig,
     Timeouts,
-    config_from_toml,
     parse_backend,
 )
 
-__all__ = ["add_parser", "build_config", "run"]
+__all__ = ["add_parser", "build_config", "config_file", "run"]
 
 DEFAULT_PORT: Final = 8082
 
@@ -38,7 +37,9 @@ Endpoints: /v1/messages (and /count_tokens), /v1/chat/completions, /v1/responses
 /converse-stream, /api/chat, /v2/chat, GET /v1/models; Anthropic Messages as Bedrock's
 /model/M/invoke and /invoke-with-response-stream and as Vertex's
 /v1/projects/P/locations/L/publishers/anthropic/models/M:rawPredict and
-:streamRawPredict. One JSON log line per request on standard error."""
+:streamRawPredict; GET /health, /ready, /metrics and POST /admin/reload. One JSON log
+line per request on standard error. SIGTERM drains the running streams, then exits;
+SIGHUP reads the --config file again."""
 
 
 def _positive(text: str) -> float:
@@ -192,46 +193,55 @@ def _models(items: list[str]) -> tuple[dict[str, str], str | None]:
     return pairs, every
 
 
+def config_file(args: argparse.Namespace) -> ConfigFile | None:
+    """The file the options name, to read again at each reload (``None``: no file)."""
+    if not args.config:
+        return None
+    if args.backend or args.model or args.backend_key_env or args.max_tokens or args.drop:
+        raise ConfigError(
+            "--config holds the backends: leave out --backend, --backend-key-env, "
+            "--model, --max-tokens and --drop"
+        )
+    given = {
+        name: getattr(args, f"{name}_timeout")
+        for name in ("connect", "read", "idle")
+        if getattr(args, f"{name}_timeout") is not None
+    }
+    return ConfigFile(
+        args.config, args.api_key_env, args.max_request_bytes, given, keepalive=args.keepalive
+    )
+
+
 def build_config(args: argparse.Namespace, environ: Mapping[str, str]) -> ProxyConfig:
     """The configuration the options describe (keys read from ``environ``)."""
-    if args.config:
-        if args.backend or args.model or args.backend_key_env or args.max_tokens or args.drop:
-            raise ConfigError(
-                "--config holds the backends: leave out --backend, --backend-key-env, "
-                "--model, --max-tokens and --drop"
-            )
-        config = config_from_toml(args.config, environ)
-    else:
-        if args.backend is None:
-            raise ConfigError("give --backend API:BASE_URL (or --config FILE)")
-        api, url = args.backend
-        pairs, every = _models(args.model)
-        config = ProxyConfig(
-            backends=(
-                Backend(
-                    api,
-                    url,
-                    key=_key(args.backend_key_env, environ, "--backend-key-env"),
-                    models=pairs,
-                    model=every,
-                    max_tokens=args.max_tokens,
-                    drop=tuple(args.drop),
-                ),
-            )
-        )
-    base = config.timeouts
-    timeouts = Timeouts(
-        connect=args.connect_timeout or base.connect,
-        read=args.read_timeout or base.read,
-        idle=args.idle_timeout or base.idle,
+    source = config_file(args)
+    if source is not None:
+        return source.load(environ)
+    if args.backend is None:
+        raise ConfigError("give --backend API:BASE_URL (or --config FILE)")
+    api, url = args.backend
+    pairs, every = _models(args.model)
+    backend = Backend(
+        api,
+        url,
+        key=_key(args.backend_key_env, environ, "--backend-key-env"),
+        models=pairs,
+        model=every,
+        max_tokens=args.max_tokens,
+        drop=tuple(args.drop),
     )
-    api_key = _key(args.api_key_env, environ, "--api-key-env") or config.api_key
-    return replace(
-        config,
-        api_key=api_key,
-        max_request_bytes=args.max_request_bytes or config.max_request_bytes,
+    defaults = Timeouts()
+    timeouts = Timeouts(
+        connect=args.connect_timeout or defaults.connect,
+        read=args.read_timeout or defaults.read,
+        idle=args.idle_timeout or defaults.idle,
+    )
+    return ProxyConfig(
+        backends=(backend,),
+        api_key=_key(args.api_key_env, environ, "--api-key-env"),
+        max_request_bytes=args.max_request_bytes or DEFAULT_MAX_REQUEST,
         timeouts=timeouts,
-        keepalive=config.keepalive if args.keepalive is None else args.keepalive,
+        keepalive=DEFAULT_KEEPALIVE if args.keepalive is None else args.keepalive,
     )
 
 
@@ -258,6 +268,7 @@ def run(args: argparse.Namespace) -> int:
     from .._proxy.serve import serve
 
     config = build_config(args, os.environ)
+    source = config_file(args)
     keyless = config.api_key is None and not config.clients
     if not _loopback(args.host) and keyless and not args.allow_anyone:
         raise ConfigError(
@@ -268,5 +279,5 @@ def run(args: argparse.Namespace) -> int:
     shown = args.host if ":" not in args.host else f"[{args.host}]"
     routes = ", ".join(f"{b.api} at {b.base_url}" for b in config.backends)
     print(f"laminate proxy on http://{shown}:{args.port} -> {routes}", file=sys.stderr, flush=True)
-    serve(config, host=args.host, port=args.port, workers=args.workers)
+    serve(config, host=args.host, port=args.port, workers=args.workers, source=source)
     return 0

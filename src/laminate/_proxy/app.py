@@ -8,7 +8,7 @@ One request goes through these steps, each in its own module:
    own header, in constant time; the body is read up to the size cap (:mod:`.client`);
    the model is the one the path names, else the body's ``model``; streaming is the
    body's ``stream`` flag, else the endpoint's.
-   A client's models and limits are checked once the model is known.
+   A client's models and limits are checked once the model is known (:mod:`.people`).
 2. The model picks the backend (``ProxyConfig.route``), and the request is made ready
    for it and sent (:mod:`.calls`, the one seam to the backends): same API on both
    sides, the request goes on byte for byte (only the model is rewritten when the
@@ -31,24 +31,37 @@ its answer itself (:class:`~.client.Responder`): once the request's body is read
 backend's request, the answer as it arrives and a watch on the client run side by side,
 and each piece goes to the client as soon as it is read.
 
-Nothing is kept between requests but the pooled HTTP client (made at startup), so the
-app scales with workers. Each request ends with one JSON log line
-(:class:`~.counting.Exchange`), which never holds a prompt, an answer or a key.
+Nothing is kept between requests but the pooled HTTP client and the clients' limits
+(made at startup, one per configuration: a reload makes new ones, keeping the limits'
+store when it names the same ``state``, and closes the old ones when their last request
+ends) and the metrics, so the app scales with workers. Each request ends with one JSON
+log line (:class:`~.counting.Exchange`), which never holds a prompt, an answer or a key,
+and is counted in the metrics (:mod:`.metrics`). ``/health``, ``/ready`` (503 once the
+server drains), ``/metrics`` and ``POST /admin/reload`` are the operator's.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hmac
 import logging
+import os
+import signal
+import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Final
+from types import FrameType
+from typing import Any, Final
+
+import anyio
 
 from .._core.extras import missing_extra
 
 try:
     from starlette.applications import Starlette
     from starlette.requests import ClientDisconnect, Request
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import JSONResponse, PlainTextResponse, Response
     from starlette.routing import BaseRoute, Route, request_response
     from starlette.types import ASGIApp, Receive, Scope, Send
 except ImportError as exc:  # the `proxy` extra is not installed
@@ -59,10 +72,11 @@ from .._apis.spec import Endpoint, Http
 from .backend import http_of
 from .calls import BackendClient, Call, prepare
 from .client import Responder, json_object, read_body, watching
-from .config import Backend, Client, ProxyConfig
+from .config import Backend, Client, ConfigError, ConfigFile, ProxyConfig
 from .count_tokens import count_tokens
-from .counting import Exchange
+from .counting import ERROR_TEXT_CAP, Exchange
 from .envelope import EnvelopeRoute
+from .metrics import CONTENT_TYPE, Metrics
 from .people import People
 from .refusals import Refusal, error_response
 from .relay import relay
@@ -71,34 +85,140 @@ __all__ = ["app"]
 
 log: Final = logging.getLogger("laminate.proxy")
 
+_STOPPING_SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
 
-class _Proxy:
-    """The app's state: its config, the client of its backends, where log lines go."""
 
-    def __init__(self, config: ProxyConfig) -> None:
+class _Generation:
+    """One configuration, the client of its backends and its clients (:class:`People`),
+    held by every request that began under it: a reload makes a new one, and the old
+    one's are closed when its last request ends. The limits' store of the generation
+    ``before`` is kept when the new configuration names the same ``state`` (the counts
+    in the process go on across a reload)."""
+
+    __slots__ = ("backends", "config", "people", "retired", "users")
+
+    def __init__(self, config: ProxyConfig, before: _Generation | None = None) -> None:
         self.config = config
         self.backends = BackendClient(config)
-        self.people = People(config)
+        kept = None
+        if before is not None and before.config.state == config.state:
+            kept = before.people.limits
+        self.people: People = People(config, kept)
+        self.users = 0
+        self.retired = False
+
+    async def start(self) -> None:
+        await self.people.start()
+        try:
+            await self.backends.start()
+        except BaseException:
+            await self.people.aclose()
+            raise
+
+    async def aclose(self, keep: People | None = None) -> None:
+        """Close its backends' client and its limits' store (unless ``keep``, a later
+        generation's clients, holds the same store)."""
+        with anyio.CancelScope(shield=True):
+            await self.backends.aclose()
+            if keep is None or keep.limits is not self.people.limits:
+                await self.people.aclose()
+
+
+class _Proxy:
+    """The app's state: its configuration (swapped whole by a reload), where log lines
+    go, the metrics, and whether it is draining."""
+
+    def __init__(
+        self,
+        config: ProxyConfig,
+        source: ConfigFile | None,
+        metrics_directory: str | None,
+        reload_via: int | None,
+    ) -> None:
+        self.current = _Generation(config)
+        self.source = source
+        self.reload_via = reload_via
         self.write_log = config.log or _to_logger
+        self.metrics = Metrics(metrics_directory)
+        self.draining = False
+
+    @property
+    def config(self) -> ProxyConfig:
+        return self.current.config
+
+    def identify(self, request: Request, http: Http) -> Client | None:
+        """The client presenting a request's key, by the current configuration."""
+        return self.current.people.identify(request, http)
+
+    def request_cap(self) -> int:
+        """The largest request body, by the current configuration."""
+        return self.current.config.max_request_bytes
+
+    def finish(self, exchange: Exchange) -> None:
+        """One request ended: its log line, its metrics."""
+        now = time.perf_counter()
+        self.write_log(exchange.line(now))
+        self.metrics.record(exchange, now)
+
+    async def _release(self, generation: _Generation) -> None:
+        generation.users -= 1
+        if generation.retired and generation.users == 0:
+            await generation.aclose(self.current.people)
+
+    async def reload(self) -> ProxyConfig:
+        """Read the configuration again: requests from now on use it, running ones end
+        on theirs. A file that is not a valid configuration is a :class:`ConfigError`,
+        and the configuration stays as it was."""
+        if self.source is None:
+            raise ConfigError("this proxy was not started from a file (--config): nothing to read")
+        config = self.source.load(os.environ)
+        generation = _Generation(config, self.current)
+        await generation.start()
+        old, self.current = self.current, generation
+        old.retired = True
+        if old.users == 0:
+            await old.aclose(generation.people)
+        return config
+
+    async def reload_logged(self) -> None:
+        """A reload asked by a signal: its outcome goes to the log."""
+        try:
+            await self.reload()
+        except ConfigError as exc:
+            log.error("reload refused, the configuration is kept: %s", exc)
+        else:
+            log.warning("reloaded the configuration from %s", self.source and self.source.path)
+
+    def drain(self) -> None:
+        """The server was told to stop: ``/ready`` says so from now on."""
+        if not self.draining:
+            self.draining = True
+            log.warning(
+                "draining: %d streams still open, stopping when they end",
+                self.metrics.open_streams,
+            )
 
     async def chat(self, request: Request, send: Send, api: str, endpoint: Endpoint) -> None:
         """Answer one chat request. Once its body is read, everything runs beside a watch
         on the client (:func:`~.client.watching`): a client that leaves cancels the
         backend's request at once, before the answer began or while it streams."""
-        exchange = Exchange(api)
-        responder = Responder(request, send, exchange, self.write_log)
+        exchange = Exchange(api, request.method, request.url.path)
+        responder = Responder(request, send, exchange, self.finish)
+        generation = self.current
+        generation.users += 1
         client: Client | None = None
         try:
-            client = self.people.identify(request, http_of(api))
+            config = generation.config
+            client = generation.people.identify(request, http_of(api))
             exchange.client_name = client.name if client is not None else None
-            body = await read_body(request, self.config.max_request_bytes)
+            body = await read_body(request, config.max_request_bytes)
             await watching(
                 request,
                 responder,
-                lambda: self._chat(request, responder, endpoint, body, client),
+                lambda: self._chat(request, responder, endpoint, body, generation, client=client),
             )
         except Refusal as refusal:  # before the answer began
-            exchange.error = refusal.message[:200]
+            exchange.error = refusal.message[:ERROR_TEXT_CAP]
             response = error_response(
                 api, refusal.status, refusal.message, refusal.headers, overflow=refusal.overflow
             )
@@ -109,10 +229,15 @@ class _Proxy:
             exchange.error = type(exc).__name__
             raise
         finally:
+            if exchange.stream:
+                self.metrics.open_streams -= 1
             if not responder.started:  # the client left before the answer began, or a bug
                 exchange.status = 499 if exchange.disconnected else 500
             responder.log()
-            await self.people.charge(client, exchange)
+            try:
+                await generation.people.charge(client, exchange)
+            finally:
+                await self._release(generation)
 
     async def _chat(
         self,
@@ -120,20 +245,24 @@ class _Proxy:
         responder: Responder,
         endpoint: Endpoint,
         body: bytes,
+        generation: _Generation,
+        *,
         client: Client | None,
     ) -> None:
         exchange, api = responder.exchange, responder.exchange.client
+        config = generation.config
         data = json_object(body)
         path_model = request.path_params.get("model")
         model = path_model if isinstance(path_model, str) else data.get("model")
         if not isinstance(model, str) or not model:
             raise Refusal(400, "the request names no model")
-        await self.people.admit(client, model)
+        exchange.client_model = model
+        await generation.people.admit(client, model)
         stream = data.get("stream")
         exchange.stream = stream if isinstance(stream, bool) else endpoint.streams
-        backend, backend_model = self.config.route(model)
+        self.metrics.open_streams += exchange.stream
+        backend, backend_model = config.route(model)
         exchange.backend, exchange.backend_model = backend.name, backend_model
-        exchange.client_model = model
         call = prepare(
             request,
             api,
@@ -146,7 +275,7 @@ class _Proxy:
         )
 
         def again(fallback: Backend) -> Call:  # the request, for a fallback backend
-            fallback_model = self.config.model_at(fallback, model)
+            fallback_model = config.model_at(fallback, model)
             made = prepare(
                 request,
                 api,
@@ -162,11 +291,18 @@ class _Proxy:
             return made
 
         exchange.max_tokens_capped = call.capped
-        call, answer = await self.backends.send(call, exchange, again)
-        await relay(answer, responder, call, self.config.timeouts.idle, self.config.keepalive)
+        call, answer = await generation.backends.send(call, exchange, again)
+        await relay(answer, responder, call, config.timeouts.idle, config.keepalive)
 
     async def count_tokens(self, request: Request, api: str) -> Response:
-        return await count_tokens(request, api, self.backends, self.people, self.write_log)
+        generation = self.current
+        generation.users += 1
+        try:
+            return await count_tokens(
+                request, api, generation.backends, generation.people, self.finish
+            )
+        finally:
+            await self._release(generation)
 
     async def models(self, request: Request) -> Response:
         names = self.config.models()
@@ -191,6 +327,101 @@ class _Proxy:
                 "last_id": names[-1] if names else None,
             }
         )
+
+    # -- seen from outside -----------------------------------------------------------------
+
+    async def health(self, request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def ready(self, request: Request) -> Response:
+        if self.draining:
+            return JSONResponse({"status": "draining"}, 503)
+        return JSONResponse({"status": "ready"})
+
+    async def metrics_text(self, request: Request) -> Response:
+        refused = _admin_refusal(request, self.config.admin_key, required=False)
+        if refused is not None:
+            return refused
+        return PlainTextResponse(self.metrics.exposition(), media_type=CONTENT_TYPE)
+
+    async def admin_reload(self, request: Request) -> Response:
+        refused = _admin_refusal(request, self.config.admin_key, required=True)
+        if refused is not None:
+            return refused
+        if self.source is None:
+            return _error(409, "this proxy was not started from a file (--config): nothing to read")
+        try:
+            if self.reload_via is None:
+                await self.reload()
+            else:  # checked here, then read by every worker
+                self.source.load(os.environ)
+                os.kill(self.reload_via, signal.SIGHUP)
+        except ConfigError as exc:
+            log.error("reload refused, the configuration is kept: %s", exc)
+            return _error(400, f"the configuration is kept: {exc}")
+        if self.reload_via is None:
+            log.warning("reloaded the configuration from %s", self.source.path)
+        return JSONResponse({"status": "reloaded"})
+
+    # -- signals ---------------------------------------------------------------------------
+
+    def watch_signals(self) -> Callable[[], None]:
+        """In the main thread (a server's process): SIGHUP reloads, and SIGTERM or SIGINT
+        mark the app draining before the server's own handler stops accepting. Returns
+        what puts the handlers back."""
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # another event loop (trio): no server of laminate's
+            return lambda: None
+        before: dict[int, Any] = {}
+
+        def stopping(number: int, frame: FrameType | None) -> None:
+            self.drain()
+            handler = before[number]
+            if callable(handler):
+                handler(number, frame)
+
+        def hangup(number: int, frame: FrameType | None) -> None:
+            loop.call_soon_threadsafe(lambda: loop.create_task(self.reload_logged()))
+
+        for number in _STOPPING_SIGNALS:
+            before[number] = signal.signal(number, stopping)
+        before[signal.SIGHUP] = signal.signal(signal.SIGHUP, hangup)
+
+        def restore() -> None:
+            for number, handler in before.items():
+                signal.signal(number, handler)
+
+        return restore
+
+
+def _error(status: int, message: str) -> Response:
+    return JSONResponse({"error": {"message": message}}, status)
+
+
+def _admin_refusal(request: Request, expected: str | None, *, required: bool) -> Response | None:
+    """The refusal of an admin request (``None``: it may go on): 403 when no admin key is
+    set and one is ``required``, 401 when the key is not presented as a bearer token or
+    ``x-api-key`` (compared in constant time)."""
+    if expected is None:
+        if required:
+            return _error(403, "set admin_key_env in the configuration to reload over HTTP")
+        return None
+    presented = []
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer":
+        presented.append(token)
+    if "x-api-key" in request.headers:
+        presented.append(request.headers["x-api-key"])
+    want = expected.encode()
+    matched = False
+    for value in presented:
+        matched |= hmac.compare_digest(value.encode(), want)
+    if not matched:
+        return _error(401, "missing or invalid admin key")
+    return None
 
 
 def _to_logger(line: str) -> None:
@@ -221,6 +452,10 @@ def _routes(proxy: _Proxy) -> list[BaseRoute]:
             else:
                 exact.append(Route(endpoint.path, handler, methods=["POST"]))
     exact.append(Route("/v1/models", proxy.models, methods=["GET"]))
+    exact.append(Route("/health", proxy.health, methods=["GET"]))
+    exact.append(Route("/ready", proxy.ready, methods=["GET"]))
+    exact.append(Route("/metrics", proxy.metrics_text, methods=["GET"]))
+    exact.append(Route("/admin/reload", proxy.admin_reload, methods=["POST"]))
     return [*exact, *counting, *patterned]
 
 
@@ -233,7 +468,6 @@ def _enveloped(
     if envelope is None:
         raise ValueError(f"{endpoint.path} is the API's own endpoint")
     own = next(e for e in http.endpoints if e.path == envelope.path and e.envelope is None)
-    config = proxy.config
     chat = EnvelopeRoute(
         _ChatRoute(proxy, api, own),
         envelope,
@@ -241,8 +475,8 @@ def _enveloped(
         path=own.path,
         streams=endpoint.streams,
         counts=False,
-        identify=proxy.people.identify,
-        cap=config.max_request_bytes,
+        identify=proxy.identify,
+        cap=proxy.request_cap,
     )
     if envelope.count_tokens is None or http.count_tokens is None:
         return chat, None
@@ -253,8 +487,8 @@ def _enveloped(
         path=http.count_tokens,
         streams=False,
         counts=True,
-        identify=proxy.people.identify,
-        cap=config.max_request_bytes,
+        identify=proxy.identify,
+        cap=proxy.request_cap,
     )
     return chat, Route(envelope.count_tokens, count, methods=["POST"])
 
@@ -282,22 +516,37 @@ def _counter(proxy: _Proxy, api: str) -> Callable[[Request], Awaitable[Response]
     return count
 
 
-def app(config: ProxyConfig) -> Starlette:
-    """The proxy for ``config``, an ASGI app (serve it with uvicorn or any ASGI server)."""
+def app(
+    config: ProxyConfig,
+    *,
+    source: ConfigFile | None = None,
+    metrics_directory: str | None = None,
+    reload_via: int | None = None,
+) -> Starlette:
+    """The proxy for ``config``, an ASGI app (serve it with uvicorn or any ASGI server).
+
+    ``source``: the file a reload reads (``POST /admin/reload``, or SIGHUP when the app
+    runs in a server's main thread); ``None``: no reload. ``metrics_directory``: where
+    the workers of one server share their counts for ``GET /metrics`` (``None``: this
+    process serves alone). ``reload_via``: the process that ``POST /admin/reload`` sends
+    SIGHUP to, once the file is found valid (a supervisor that hands it on to every
+    worker); ``None``: the app reloads itself."""
     if not isinstance(config, ProxyConfig):
         raise TypeError(f"app() takes a ProxyConfig, not {type(config).__name__}")
-    proxy = _Proxy(config)
+    if source is not None and not isinstance(source, ConfigFile):
+        raise TypeError(f"app() takes a ConfigFile source, not {type(source).__name__}")
+    proxy = _Proxy(config, source, metrics_directory, reload_via)
 
     @asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
-        await proxy.people.start()
+        await proxy.current.start()
+        restore = proxy.watch_signals()
+        proxy.metrics.start()
         try:
-            await proxy.backends.start()
-            try:
-                yield
-            finally:
-                await proxy.backends.aclose()
+            yield
         finally:
-            await proxy.people.aclose()
+            restore()
+            await proxy.metrics.stop()
+            await proxy.current.aclose()
 
     return Starlette(routes=_routes(proxy), lifespan=lifespan)

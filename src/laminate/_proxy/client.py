@@ -103,7 +103,7 @@ class Responder:
     )
 
     def __init__(
-        self, request: Request, send: Send, exchange: Exchange, log: Callable[[str], None]
+        self, request: Request, send: Send, exchange: Exchange, log: Callable[[Exchange], None]
     ) -> None:
         self._request = request
         self._send = send
@@ -115,11 +115,12 @@ class Responder:
         self.finished = False
 
     def log(self) -> None:
-        """Write the exchange's log line, once: as the answer's last bytes go out (so a
-        client that has its answer finds its line written), or when it ends otherwise."""
+        """Hand the exchange on (its log line, its metrics), once: as the answer's last
+        bytes go out (so a client that has its answer finds its line written), or when it
+        ends otherwise."""
         if not self._logged:
             self._logged = True
-            self._log(self.exchange.line())
+            self._log(self.exchange)
 
     async def respond(self, response: Response) -> None:
         """Send a whole response."""

@@ -23,6 +23,7 @@ counted (see :mod:`.limits`).
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import re
 import tomllib
@@ -37,14 +38,18 @@ from .._apis.spec import MaxTokensField
 from .._core.errors import LaminateError
 
 __all__ = [
+    "DEFAULT_DRAIN",
     "DEFAULT_KEEPALIVE",
     "DEFAULT_MAX_REQUEST",
+    "KNOWN_KEYS",
     "Backend",
     "Client",
     "ConfigError",
+    "ConfigFile",
     "ProxyConfig",
     "Retry",
     "Timeouts",
+    "check_keys",
     "config_from_toml",
     "parse_backend",
     "state_kind",
@@ -52,26 +57,50 @@ __all__ = [
 
 DEFAULT_MAX_REQUEST: Final = 32 * 1024 * 1024
 DEFAULT_KEEPALIVE: Final = 15.0
+DEFAULT_DRAIN: Final = 600.0
 # The routes kept per model name asked (a client asks a handful; a bound keeps a client
 # that makes up names from growing the table).
 _ROUTES_KEPT: Final = 1024
 _MOST_RETRIES: Final = 10
-_BACKEND_KEYS: Final = frozenset(
-    {
-        "api",
-        "base_url",
-        "key_env",
-        "keys_env",
-        "model",
-        "models",
-        "max_tokens_field",
-        "name",
-        "fallbacks",
-        "retries",
-        "max_tokens",
-        "drop",
-    }
-)
+
+KNOWN_KEYS: Final[dict[str, frozenset[str]]] = {
+    "": frozenset(
+        {
+            "api_key_env",
+            "admin_key_env",
+            "max_request_bytes",
+            "drain",
+            "keepalive",
+            "state",
+            "state_failure",
+            "timeouts",
+            "retry",
+            "backend",
+            "client",
+        }
+    ),
+    "timeouts": frozenset({"connect", "read", "idle"}),
+    "retry": frozenset({"base", "max"}),
+    "backend": frozenset(
+        {
+            "api",
+            "base_url",
+            "key_env",
+            "keys_env",
+            "model",
+            "models",
+            "max_tokens_field",
+            "max_tokens",
+            "drop",
+            "name",
+            "fallbacks",
+            "retries",
+        }
+    ),
+    "client": frozenset({"name", "key_env", "models", "requests_per_minute", "tokens_per_minute"}),
+}
+"""The keys a TOML configuration takes: top-level (``""``), and in each table by name.
+Any other key is a :class:`ConfigError` that names it and the closest known key."""
 
 
 class ConfigError(LaminateError):
@@ -294,6 +323,11 @@ class ProxyConfig:
     state_failure: StateFailure = "open"
     """When that store cannot be reached: ``"open"`` lets requests through unlimited,
     ``"closed"`` refuses them (503)."""
+    admin_key: str | None = field(default=None, repr=False)
+    """The key that ``POST /admin/reload`` and ``GET /metrics`` take (``None``: reload over
+    HTTP is off, and the metrics need no key)."""
+    drain: float = DEFAULT_DRAIN
+    """Seconds the running requests get to finish once the server is told to stop."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.backends, tuple | list):
@@ -325,6 +359,9 @@ class ProxyConfig:
         if self.state_failure not in get_args(StateFailure):
             wanted = 'state_failure must be "open" or "closed"'
             raise ConfigError(f"{wanted}, not {self.state_failure!r}")
+        drain = self.drain
+        if isinstance(drain, bool) or not isinstance(drain, int | float) or drain < 0:
+            raise ConfigError(f"drain must be a number of seconds, not {drain!r}")
 
     def route(self, model: str) -> tuple[Backend, str]:
         """The backend a request for ``model`` goes to, and the model it asks there (the
@@ -518,8 +555,10 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
     """A configuration from a TOML file (keys read from ``environ``)::
 
     api_key_env = "PROXY_KEY"            # optional
+    admin_key_env = "PROXY_ADMIN_KEY"    # optional: for POST /admin/reload and /metrics
     max_request_bytes = 33554432         # optional
     keepalive = 15                       # optional: seconds (0: no keep-alive)
+    drain = 600                          # optional: seconds streams get to finish on stop
     state = "redis://127.0.0.1:6379/0"   # optional: where limits are counted
     state_failure = "open"               # optional: "open" or "closed"
     [timeouts]                           # optional: connect, read, idle (seconds)
@@ -556,14 +595,13 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    check_keys(path, "", data)
     raw_backends = data.get("backend")
     if not isinstance(raw_backends, list) or not raw_backends:
         raise ConfigError(f"{path}: no [[backend]] table")
     backends = []
     for n, item in enumerate(raw_backends):
-        unknown = set(item) - _BACKEND_KEYS
-        if unknown:
-            raise ConfigError(f"{path}: backend {n}: unknown keys {sorted(unknown)}")
+        check_keys(path, "backend", item, n)
         models = item.get("models", {})
         if not isinstance(models, Mapping) or not all(isinstance(v, str) for v in models.values()):
             raise ConfigError(f"{path}: backend {n}: models must map names to names")
@@ -589,14 +627,12 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
         except TypeError as exc:  # a value of the wrong type in the file
             raise ConfigError(f"{path}: backend {n}: {exc}") from None
     timeouts = data.get("timeouts", {})
-    if not isinstance(timeouts, Mapping) or set(timeouts) - {"connect", "read", "idle"}:
-        raise ConfigError(f"{path}: [timeouts] takes connect, read and idle")
+    check_keys(path, "timeouts", timeouts)
     state = data.get("state")
     if state is not None and not isinstance(state, str):
         raise ConfigError(f"{path}: state must be a string")
     retry = data.get("retry", {})
-    if not isinstance(retry, Mapping) or set(retry) - {"base", "max"}:
-        raise ConfigError(f"{path}: [retry] takes base and max")
+    check_keys(path, "retry", retry)
     try:
         return ProxyConfig(
             backends=tuple(backends),
@@ -608,6 +644,8 @@ def config_from_toml(path: str | Path, environ: Mapping[str, str]) -> ProxyConfi
             clients=_clients(path, data.get("client", []), environ),
             state=state,
             state_failure=data.get("state_failure", "open"),
+            admin_key=_env(data.get("admin_key_env"), environ, "admin_key_env"),
+            drain=data.get("drain", DEFAULT_DRAIN),
         )
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
@@ -619,17 +657,12 @@ def _names(value: Any, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-_CLIENT_KEYS: Final = {"name", "key_env", "models", "requests_per_minute", "tokens_per_minute"}
-
-
 def _clients(path: str | Path, raw: Any, environ: Mapping[str, str]) -> tuple[Client, ...]:
     if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
         raise ConfigError(f"{path}: client must be [[client]] tables")
     clients = []
     for n, item in enumerate(raw):
-        unknown = set(item) - _CLIENT_KEYS
-        if unknown:
-            raise ConfigError(f"{path}: client {n}: unknown keys {sorted(unknown)}")
+        check_keys(path, "client", item, n)
         if item.get("key_env") is None:
             raise ConfigError(f"{path}: client {n}: key_env is required")
         models = item.get("models")
@@ -655,3 +688,54 @@ def _keys(names: Any, environ: Mapping[str, str], what: str) -> tuple[str, ...]:
     if len(set(names)) != len(names):
         raise ConfigError(f"{what} names a variable twice")
     return tuple(_env(name, environ, what) or "" for name in names)
+
+
+def check_keys(path: str | Path, table: str, item: Any, n: int | None = None) -> None:
+    """Refuse a TOML table (``table``: its name in :data:`KNOWN_KEYS`, ``""`` for the
+    top level; ``n``: its place in an array of tables) that is not a table or holds a
+    key it does not take, naming the closest key it takes."""
+    where = "the top level" if not table else f"[{table}]" if n is None else f"[[{table}]] {n}"
+    if not isinstance(item, Mapping):
+        raise ConfigError(f"{path}: {where} must be a table")
+    known = KNOWN_KEYS[table]
+    for key in item:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            taken = ", ".join(sorted(known))
+            raise ConfigError(f"{path}: unknown key {key!r} in {where}{hint} (it takes {taken})")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigFile:
+    """Where the configuration comes from when it can be read again (a reload): a TOML
+    file, and what the command line sets over it."""
+
+    path: str
+    """The TOML file."""
+    api_key_env: str | None = None
+    """The environment variable of the clients' key, over the file's ``api_key_env``."""
+    max_request_bytes: int | None = None
+    """Over the file's ``max_request_bytes``."""
+    timeouts: Mapping[str, float] = field(default_factory=dict)
+    """Over the file's ``[timeouts]``: ``connect``, ``read``, ``idle``."""
+    keepalive: float | None = None
+    """Over the file's ``keepalive``."""
+    default_state: str | None = None
+    """Where the limits are counted when the file names no ``state`` (``None``: in
+    the process)."""
+
+    def load(self, environ: Mapping[str, str]) -> ProxyConfig:
+        """The configuration as the file says now (keys read from ``environ``)."""
+        config = config_from_toml(self.path, environ)
+        api_key = config.api_key
+        if self.api_key_env is not None:
+            api_key = _env(self.api_key_env, environ, "--api-key-env")
+        return replace(
+            config,
+            api_key=api_key,
+            max_request_bytes=self.max_request_bytes or config.max_request_bytes,
+            timeouts=replace(config.timeouts, **self.timeouts),
+            keepalive=config.keepalive if self.keepalive is None else self.keepalive,
+            state=config.state if config.state is not None else self.default_state,
+        )

@@ -40,11 +40,11 @@ async def count_tokens(
     api: str,
     backends: BackendClient,
     people: People,
-    log: Callable[[str], None],
+    log: Callable[[Exchange], None],
 ) -> Response:
     """Answer one token-counting request of a client of ``api`` (its key and its models
     are checked; it counts against no limit)."""
-    exchange = Exchange(api)
+    exchange = Exchange(api, request.method, request.url.path)
     try:
         response = await _count(request, api, exchange, backends, people)
     except Refusal as refusal:
@@ -53,7 +53,7 @@ async def count_tokens(
     if exchange.backend is not None:
         response.headers[BACKEND_HEADER] = exchange.backend
     exchange.first_byte = time.perf_counter()
-    log(exchange.line())
+    log(exchange)
     return response
 
 

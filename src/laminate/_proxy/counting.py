@@ -15,21 +15,27 @@ import json
 import math
 import time
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from .._core.response import Usage
 
-__all__ = ["Exchange", "estimate_tokens"]
+__all__ = ["ERROR_TEXT_CAP", "Exchange", "estimate_tokens"]
 
 _ESTIMATE_CHARS_PER_TOKEN: Final = 4
+ERROR_TEXT_CAP: Final = 300
+"""The most characters of an error's text a log line holds."""
 
 
 class Exchange:
-    """What one request did, for its log line: never a prompt, an answer or a key."""
+    """What one request did, for its log line and its metrics: never a prompt, an answer
+    or a key."""
 
     __slots__ = (
         "backend",
         "backend_model",
+        "cache_read_tokens",
+        "cache_write_tokens",
         "client",
         "client_model",
         "client_name",
@@ -39,28 +45,41 @@ class Exchange:
         "first_byte",
         "input_tokens",
         "max_tokens_capped",
+        "method",
         "output_tokens",
+        "path",
         "retries",
         "started",
         "status",
         "stream",
+        "wall",
     )
 
-    def __init__(self, client: str) -> None:
+    def __init__(self, client: str, method: str = "POST", path: str = "") -> None:
         self.client = client
+        """The client's API."""
+        self.method = method
+        self.path = path
         self.client_name: str | None = None
-        """The name of the configuration's client that asked (``None``: no name)."""
-        self.backend: str | None = None
+        """The name of the ``[[client]]`` whose key was presented (``None``: no such
+        entry)."""
         self.client_model: str | None = None
+        """The model the client asked for."""
+        self.backend: str | None = None
+        """The backend that answered."""
         self.backend_model: str | None = None
+        """The model asked of it."""
         self.max_tokens_capped: int | None = None
         """The output limit the request asked for, when the backend's cap lowered it."""
         self.stream = False
         self.status = 0
+        self.wall = time.time()
         self.started = time.perf_counter()
         self.first_byte: float | None = None
         self.input_tokens: int | None = None
         self.output_tokens: int | None = None
+        self.cache_read_tokens: int | None = None
+        self.cache_write_tokens: int | None = None
         self.error: str | None = None
         self.disconnected = False
         self.retries = 0
@@ -73,26 +92,38 @@ class Exchange:
         if usage is not None:  # every input token, cached or not, whatever the backend
             self.input_tokens = usage.total_input_tokens
             self.output_tokens = usage.output_tokens
+            self.cache_read_tokens = usage.cache_read_tokens
+            self.cache_write_tokens = usage.cache_write_tokens
 
-    def line(self) -> str:
-        """The log line: one JSON object."""
-        now = time.perf_counter()
-        ttfb = None if self.first_byte is None else round((self.first_byte - self.started) * 1e3, 2)
+    def ttfb(self) -> float | None:
+        """Seconds from the request to the first byte of its answer (``None``: none sent)."""
+        return None if self.first_byte is None else self.first_byte - self.started
+
+    def line(self, now: float | None = None) -> str:
+        """The log line: one JSON object (``now``: the end, from ``time.perf_counter``)."""
+        if now is None:
+            now = time.perf_counter()
+        ttfb = self.ttfb()
+        stamp = datetime.fromtimestamp(self.wall, UTC).isoformat(timespec="milliseconds")
         return json.dumps(
             {
-                "client": self.client,
+                "time": stamp.replace("+00:00", "Z"),
+                "method": self.method,
+                "path": self.path,
+                "api": self.client,
                 "client_name": self.client_name,
-                "backend": self.backend,
-                "model": self.backend_model,
                 "client_model": self.client_model,
+                "backend": self.backend,
                 "backend_model": self.backend_model,
                 "max_tokens_capped": self.max_tokens_capped,
                 "stream": self.stream,
                 "status": self.status,
-                "ttfb_ms": ttfb,
+                "ttfb_ms": None if ttfb is None else round(ttfb * 1e3, 2),
                 "duration_ms": round((now - self.started) * 1e3, 2),
                 "input_tokens": self.input_tokens,
                 "output_tokens": self.output_tokens,
+                "cache_read_tokens": self.cache_read_tokens,
+                "cache_write_tokens": self.cache_write_tokens,
                 "error": self.error,
                 "disconnected": self.disconnected,
                 "retries": self.retries,

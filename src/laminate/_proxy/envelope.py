@@ -40,7 +40,8 @@ class EnvelopeRoute:
     a chat or a count) behind the unwrapping of the request and the wrapping of the
     answer. ``streams``: whether the path asks a stream; ``counts``: a counting endpoint
     (its body names the model); ``identify``: the proxy's check of a request's key
-    (raising a 401 :class:`~laminate._proxy.refusals.Refusal`)."""
+    (raising a 401 :class:`~laminate._proxy.refusals.Refusal`); ``cap``: the largest
+    body it reads (asked per request: a reload may change it)."""
 
     __slots__ = (
         "_cap",
@@ -63,7 +64,7 @@ class EnvelopeRoute:
         streams: bool,
         counts: bool,
         identify: Callable[[Request, Http], object],
-        cap: int,
+        cap: Callable[[], int],
     ) -> None:
         self._inner = inner
         self._envelope = envelope
@@ -83,7 +84,7 @@ class EnvelopeRoute:
         except Refusal:
             await self._inner(scope, receive, reply)
             return
-        read, whole = await _read(receive, self._cap)
+        read, whole = await _read(receive, self._cap())
         body = b"".join(m.get("body", b"") for m in read)
         unwrapped = self._unwrap(scope, body) if whole else None
         if unwrapped is None:

@@ -54,9 +54,10 @@ _T = TypeVar("_T")
 
 
 class People:
-    """The proxy's clients: their keys, the models each may ask for, their limits."""
+    """The proxy's clients: their keys, the models each may ask for, their limits
+    (counted in ``kept``, a store already open, when given)."""
 
-    def __init__(self, config: ProxyConfig) -> None:
+    def __init__(self, config: ProxyConfig, kept: Limits | None = None) -> None:
         self.config = config
         entries: list[tuple[str, Client | None]] = [(c.key, c) for c in config.clients]
         if config.api_key is not None:
@@ -68,14 +69,17 @@ class People:
             if c.models is not None
         }
         limited = any(c.limited for c in config.clients)
-        self.limits: Limits | None = open_limits(config.state) if limited else None
+        self.limits: Limits | None = None
+        self._kept = limited and kept is not None
+        if limited:
+            self.limits = kept if kept is not None else open_limits(config.state)
         self._paused_until = 0.0
         self._reported = -_REPORT_EVERY
 
     async def start(self) -> None:
         """Open the limits' store (a :class:`~.config.ConfigError` when it cannot be
-        reached)."""
-        if self.limits is not None:
+        reached); one ``kept`` from before a reload is open already."""
+        if self.limits is not None and not self._kept:
             await self.limits.start()
 
     async def aclose(self) -> None:

@@ -52,6 +52,7 @@ from .._normalizer import StreamNormalizer
 from .backend import http_of
 from .calls import Call
 from .client import Responder
+from .counting import ERROR_TEXT_CAP, Exchange
 from .refusals import Refusal, backend_refusal, error_response, failure, refuses_credentials
 from .usage import UsageScan
 from .writing import client_writer
@@ -240,11 +241,10 @@ async def relay(
     of the backend, in seconds; ``keepalive``: how often the client API's keep-alive is
     written while it is silent in a stream, ``0``: never). The answer is closed on every
     way out."""
-    api = responder.exchange.client
     try:
         if answer.status_code >= 300:
             same = call.translation is None
-            await responder.respond(await _backend_error(answer, api, same=same))
+            await responder.respond(await _backend_error(answer, responder.exchange, same=same))
         elif call.translation is None:
             await _pass_through(answer, responder, call, idle, keepalive)
         else:
@@ -436,19 +436,22 @@ async def read_capped(answer: httpx.Response, idle: float) -> bytes:
     return bytes(body[:ERROR_BODY_CAP])
 
 
-async def _backend_error(answer: httpx.Response, api: str, *, same: bool) -> Response:
+async def _backend_error(answer: httpx.Response, exchange: Exchange, *, same: bool) -> Response:
     """A backend's non-2xx answer: as sent when it speaks the client's API, else in the
     client's error shape with the backend's status kept (a context overflow as the
     client API's own, and a refusal of the proxy's credentials as a 502, either way:
-    :func:`~.refusals.backend_refusal`)."""
+    :func:`~.refusals.backend_refusal`). The log gets the error's message, capped (the
+    error's text, not its body)."""
+    api = exchange.client
     try:
         body = await read_capped(answer, _ERROR_BODY_SECONDS)
     finally:
         await answer.aclose()
     headers = back_headers(answer.headers)
+    error = http_error(answer.status_code, body, answer.headers)
+    exchange.error = error.message[:ERROR_TEXT_CAP]
     if same and not refuses_credentials(answer.status_code):
         return Response(body, answer.status_code, headers)
-    error = http_error(answer.status_code, body, answer.headers)
     kept = {k: v for k, v in headers.items() if k in _PASSED_BACK}
     refusal = backend_refusal(error, kept)
     return error_response(
