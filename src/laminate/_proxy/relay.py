@@ -222,7 +222,7 @@ async def _translate(
     def written(events: list[Event]) -> bytes:
         if restore is not None:
             events = [restore(event) for event in events]
-        return b"".join(map(writer.encode, events))
+        return writer.encode_all(events)
 
     async def deliver(events: list[Event]) -> bool:
         data = written(events)

@@ -33,7 +33,15 @@ from ..base import str_or_empty
 from ..shapes import counts
 from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
 from ..spec import Carries
-from ..writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
+from ..writer import (
+    Failure,
+    StreamWriter,
+    dumps,
+    json_bytes,
+    json_texts,
+    sse_event,
+    wire_stop,
+)
 from .stream import STOP_REASONS
 
 __all__ = ["CARRIES", "AnthropicWriter", "sources", "stop_of", "usage_of"]
@@ -141,6 +149,9 @@ class AnthropicWriter(StreamWriter):
 
     def text(self, index: int, text: str) -> bytes:
         return _DELTA + self._numbers[index] + _TEXT + json_bytes(text) + _END
+
+    def texts(self, index: int, texts: list[str]) -> bytes:
+        return json_texts(texts, _DELTA + self._numbers[index] + _TEXT, _END)
 
     def reasoning(self, index: int, text: str) -> bytes:
         head = b""
