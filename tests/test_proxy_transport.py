@@ -203,6 +203,23 @@ def test_a_body_closed_before_its_end_closes_its_connection(json_backend: str) -
     _run(test)
 
 
+def test_a_connection_in_use_when_the_pool_closes_is_closed_after_its_answer(
+    json_backend: str,
+) -> None:
+    once(json_backend)
+
+    async def test() -> None:
+        async with _Server(_replying(OK, b"data: 1\n\n\n")) as server:
+            pool = Http1Pool(connect=5, write=5)
+            answer = await pool.send(_request(server.url))
+            await pool.aclose()
+            assert b"".join([chunk async for chunk in answer.aiter_raw()]) == b"data: 1\n\n\n"
+            connection = answer.stream._connection  # type: ignore[union-attr]
+            assert connection.transport is None  # closed, not kept
+
+    _run(test)
+
+
 @pytest.mark.parametrize(
     ("parts", "error"),
     [

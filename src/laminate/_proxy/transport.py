@@ -45,7 +45,7 @@ _DEFAULT_PORTS: Final = {b"http": 80, b"https": 443}
 class Http1Pool:
     """Kept HTTP/1.1 connections to the backends, by scheme, host and port."""
 
-    __slots__ = ("_connect", "_expiry", "_idle", "_keep", "_ssl", "_write")
+    __slots__ = ("_closed", "_connect", "_expiry", "_idle", "_keep", "_ssl", "_write")
 
     def __init__(
         self,
@@ -62,6 +62,7 @@ class Http1Pool:
         self._expiry = expiry
         self._ssl = ssl_context
         self._idle: dict[tuple[bytes, str, int], collections.deque[_Connection]] = {}
+        self._closed = False
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
@@ -111,7 +112,7 @@ class Http1Pool:
         """Take ``connection`` back once its answer was read to the end (closed, if the
         backend said it closes it, or enough are kept)."""
         idle = self._idle.setdefault(connection.key, collections.deque())
-        if len(idle) >= self._keep or not connection.reusable():
+        if self._closed or len(idle) >= self._keep or not connection.reusable():
             connection.close()
             return
         connection.reset()
@@ -139,7 +140,8 @@ class Http1Pool:
         return connection
 
     async def aclose(self) -> None:
-        """Close every kept connection."""
+        """Close every kept connection, and each one in use once its answer ends."""
+        self._closed = True
         for idle in self._idle.values():
             for connection in idle:
                 connection.close()
