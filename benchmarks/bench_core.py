@@ -77,19 +77,15 @@ from laminate._core import jsonlib
 from laminate._framing import eventstream
 
 TARGET: Final = 1.5  # laminate's time may be at most this many floors
-# ... and with orjson, at most this many (stdlib) floors: 0.8 on every stream, 0.7 where
-# tool calls arrive whole (the floor parses them once; orjson should pay for the rest), and
-# 1.0 for Bedrock's binary stream (whose CRCs and headers the floor does not check).
-FAST_TARGET: Final = 0.8
-FAST_TARGET_WHOLE: Final = 0.7
+# ... and with orjson, at most this many (stdlib) floors: 0.7 on every stream, and 1.0 for
+# Bedrock's binary stream (whose CRCs and headers the floor does not check).
+FAST_TARGET: Final = 0.7
 FAST_TARGET_BINARY: Final = 1.0
 
 
 def fast_target(stream: BenchStream) -> float:
     """The orjson target of a stream."""
-    if stream.framing == "eventstream":
-        return FAST_TARGET_BINARY
-    return FAST_TARGET_WHOLE if "whole" in stream.name else FAST_TARGET
+    return FAST_TARGET_BINARY if stream.framing == "eventstream" else FAST_TARGET
 
 
 Runner = Callable[[], int]
@@ -682,8 +678,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         " laminate: with the standard library's JSON; laminate, orjson: with the fast"
         " extra, against the same floor. floor, laminate, SDK: best times. x floor: the"
         " median over the rounds of laminate's time over the floor's, measured back to back."
-        f" Targets: laminate at most {TARGET}x the floor; with orjson {FAST_TARGET}x,"
-        f" {FAST_TARGET_WHOLE}x for whole calls and {FAST_TARGET_BINARY}x for Bedrock"
+        f" Targets: laminate at most {TARGET}x the floor; with orjson {FAST_TARGET}x"
+        f" and {FAST_TARGET_BINARY}x for Bedrock"
         " (✗ marks a miss)."
         " SDK x floor and the speedup: from the best times."
     )

@@ -1,31 +1,44 @@
 """The translating proxy's cost: time to first byte and throughput, through it and direct.
 
-Usage: ``python benchmarks/bench_proxy.py [--quick] [--deltas N] [--streams N] [--workers N]``
+Usage: ``python benchmarks/bench_proxy.py [--quick] [--deltas N] [--rounds N] [--profile]
+[--base SRC]``
 
-Three processes on loopback: a backend (uvicorn, a tiny ASGI app in this file, answering
-every request with one prepared stream: a text answer of ``--deltas`` token-sized
-deltas, as Anthropic Messages on ``/v1/messages`` and as Chat Completions on
-``/v1/chat/completions``), the proxy (``laminate proxy``, one worker unless ``--workers``
-says more), and the client here
-(httpx, reading every byte). Three ways to the same answer, measured in one run:
+Processes on loopback: a backend (uvicorn, a tiny ASGI app in this file, answering every
+request with one prepared stream: a text answer of ``--deltas`` token-sized deltas, as
+Anthropic Messages on ``/v1/messages`` and as Chat Completions on
+``/v1/chat/completions``), two proxies (``laminate proxy``, one worker unless
+``--workers`` says more: one whose backend speaks Anthropic, one whose backend speaks Chat
+Completions), and the client here (httpx, reading every byte). Six ways to an answer,
+measured in one run:
 
-- ``direct``: the client asks the backend for its Anthropic stream;
-- ``same API``: the client asks the proxy, whose backend speaks Anthropic (the answer
-  passes through byte for byte, read alongside for the log);
-- ``translated``: the client asks the proxy for Anthropic, whose backend speaks Chat
-  Completions (the request translated, the answer normalized and written as Anthropic).
+- ``direct M`` / ``direct C``: the client asks the backend for its Messages (Chat) stream;
+- ``same M`` / ``same C``: the client asks the proxy whose backend speaks its API (the
+  answer passes through byte for byte, read alongside for the log);
+- ``M->C``: a Messages client, the proxy's backend speaks Chat Completions (the request
+  translated, the answer normalized and written as Messages); ``C->M`` the other way.
 
-The last column is the CPU time the server the client talks to spent per answer (the
-backend for ``direct``, the proxy otherwise), which a busy machine does not distort.
+Each proxied case is held against the direct case of its client's API: the same answer,
+in the same bytes or the same API.
 
-Time to first byte: the median and 90th percentile of ``--requests`` requests one after
-the other (from sending the request to the first body byte), the three cases asked in
-turn (a request to each per round, the order rotating, so that a noisy moment falls on
-every case alike), and what each adds to direct's median. Requests follow each other with
-no pause: on this machine a process woken from idle adds about a millisecond per hop.
-Throughput: ``--streams`` streams, 32 at a time, in answers per second and body MB per
-second of what the client received. The proxy adds its work to the same two cores as the
-backend and the client, which is how it runs on a laptop.
+- **Concurrency 1**: ``--rounds`` requests one after the other, a request to each case per
+  round, the order rotating, so that a noisy moment falls on every case alike. The time to
+  first byte (sending the request to the first body byte) and the time of the whole answer;
+  throughput is answers per second of one stream (the median time of an answer).
+- **Concurrency 16**: ``--blocks`` blocks, each case in turn, of 48 streams 16 at a time:
+  the 50th and 99th percentile of their times to first byte, and answers per second (each
+  case's ratio to its direct case taken per block, and the median of the blocks' ratios
+  kept, so a noisy moment distorts one block's pair, not the figure).
+
+The last columns are the CPU time the server the client talks to spent per answer (the
+backend for direct, the proxy otherwise), which a busy machine does not distort. The
+table of targets follows: what each proxied case adds to its direct case's median time to
+first byte, its share of direct throughput (at concurrency 1 and 16), its p99 time to first
+byte at concurrency 16 against direct's.
+
+``--base SRC`` runs a second pair of proxies from another checkout's ``src`` (``git
+archive HEAD src | tar -x -C /tmp/base``), asked in the same rounds: before and after in
+one run. ``--profile`` runs the proxies under cProfile and prints where their time went,
+by package and by function.
 """
 
 from __future__ import annotations
@@ -35,19 +48,32 @@ import asyncio
 import json
 import os
 import platform
+import pstats
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections import defaultdict
 from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
 import httpx
 
 ROOT: Final = Path(__file__).resolve().parent.parent
-CONCURRENCY: Final = 32
+CONCURRENCY: Final = 16
+BLOCK: Final = 48  # streams per case in one block at concurrency 16
+
+# The targets, one worker: what a case may add to direct's median time to first byte (ms),
+# the share of direct throughput it keeps, and its p99 time to first byte at concurrency
+# 16 against direct's.
+TARGETS: Final = {
+    "same": (0.5, 0.8, 2.0),
+    "translated": (1.0, 0.65, 2.0),
+}
 
 
 # -- the backend (run in its own process) ---------------------------------------------------
@@ -105,7 +131,63 @@ def serve_backend(port: int, deltas: int) -> None:
     )
 
 
+def serve_profiled(out: str, argv: list[str]) -> None:
+    """The proxy (``laminate proxy`` with ``argv``) under cProfile, its stats written to
+    ``out`` when it stops (on SIGTERM, which uvicorn hands on once it has shut down)."""
+    import cProfile
+    import signal
+
+    from laminate._cli.main import main as cli
+
+    profile = cProfile.Profile()
+
+    def stop(*_: object) -> None:
+        profile.disable()
+        profile.dump_stats(out)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    profile.enable()
+    cli(["proxy", *argv])
+    stop()
+
+
 # -- the client -------------------------------------------------------------------------------
+
+
+MESSAGES: Final = {
+    "model": "m",
+    "max_tokens": 4096,
+    "stream": True,
+    "messages": [{"role": "user", "content": "Say many words."}],
+}
+CHAT: Final = {
+    "model": "m",
+    "max_tokens": 4096,
+    "stream": True,
+    "stream_options": {"include_usage": True},
+    "messages": [{"role": "user", "content": "Say many words."}],
+}
+# Each client API: its path, its request, and the bytes its stream ends with.
+CLIENTS: Final = {
+    "M": ("/v1/messages", json.dumps(MESSAGES).encode(), b"message_stop"),
+    "C": ("/v1/chat/completions", json.dumps(CHAT).encode(), b"[DONE]"),
+}
+
+
+@dataclass
+class Case:
+    name: str
+    url: str
+    client: str  # "M" or "C"
+    kind: str  # "direct", "same" or "translated"
+    process: subprocess.Popen[bytes]
+    ttfb: list[float] = field(default_factory=list)  # concurrency 1, seconds
+    whole: list[float] = field(default_factory=list)  # concurrency 1, the whole answer
+    ttfb16: list[float] = field(default_factory=list)
+    rates16: list[float] = field(default_factory=list)  # answers/s, per block
+    cpu: float = 0.0  # server CPU seconds over the concurrency-16 blocks
+    streams16: int = 0
 
 
 def _free_port() -> int:
@@ -127,65 +209,65 @@ def _wait(url: str, process: subprocess.Popen[bytes]) -> None:
     raise SystemExit(f"a server did not start in time: {process.args!r}")
 
 
-REQUEST: Final = {
-    "model": "m",
-    "max_tokens": 4096,
-    "stream": True,
-    "messages": [{"role": "user", "content": "Say many words."}],
-}
-
-
-async def _one(client: httpx.AsyncClient, url: str) -> tuple[float, int]:
+async def _one(client: httpx.AsyncClient, case: Case) -> tuple[float, float, int]:
+    """One answer: its time to first byte, its whole time, its size."""
+    path, body, end = CLIENTS[case.client]
+    headers = {"content-type": "application/json"}
     started = time.perf_counter()
     first = 0.0
     size = 0
     tail = b""
-    async with client.stream("POST", url + "/v1/messages", json=REQUEST) as answer:
+    async with client.stream("POST", case.url + path, content=body, headers=headers) as answer:
         if answer.status_code != 200:
-            raise SystemExit(f"{url}: HTTP {answer.status_code}: {(await answer.aread())[:200]!r}")
+            raise SystemExit(
+                f"{case.name}: HTTP {answer.status_code}: {(await answer.aread())[:200]!r}"
+            )
         async for chunk in answer.aiter_raw():
             if not first:
                 first = time.perf_counter() - started
             size += len(chunk)
             tail = (tail + chunk)[-64:]
-    # Only whole answers count: each ends with Anthropic's terminal event.
-    if b"message_stop" not in tail:
-        raise SystemExit(f"{url}: an answer ended before its message_stop: {tail!r}")
-    return first, size
+    whole = time.perf_counter() - started
+    # Only whole answers count: each ends with its API's terminal event.
+    if end not in tail:
+        raise SystemExit(f"{case.name}: an answer ended before its {end.decode()}: {tail!r}")
+    return first, whole, size
 
 
-async def _ttfb(urls: list[str], requests: int) -> list[list[float]]:
-    """Each URL's times to first byte, asked in turn (a request to each per round, the
-    order rotating), so that a noisy moment of the machine falls on every case alike."""
+async def _sequential(cases: list[Case], rounds: int) -> None:
+    """Concurrency 1: a request to each case per round, the order rotating."""
     async with AsyncExitStack() as stack:
-        clients = [await stack.enter_async_context(httpx.AsyncClient(timeout=60)) for _ in urls]
-        for client, url in zip(clients, urls, strict=True):
-            await _one(client, url)  # a warm connection, as a client keeps
-        times: list[list[float]] = [[] for _ in urls]
-        for round_ in range(requests):
-            for k in range(len(urls)):
-                at = (round_ + k) % len(urls)
-                times[at].append((await _one(clients[at], urls[at]))[0])
-        return times
+        clients = [await stack.enter_async_context(httpx.AsyncClient(timeout=60)) for _ in cases]
+        for client, case in zip(clients, cases, strict=True):
+            await _one(client, case)  # a warm connection, as a client keeps
+        for round_ in range(rounds):
+            for k in range(len(cases)):
+                at = (round_ + k) % len(cases)
+                first, whole, _ = await _one(clients[at], cases[at])
+                cases[at].ttfb.append(first)
+                cases[at].whole.append(whole)
 
 
-async def _throughput(url: str, streams: int) -> tuple[float, float]:
+async def _block(case: Case, streams: int) -> None:
+    """Concurrency 16: ``streams`` answers, 16 at a time."""
     limits = httpx.Limits(max_connections=CONCURRENCY)
     async with httpx.AsyncClient(timeout=120, limits=limits) as client:
+        await asyncio.gather(*(_one(client, case) for _ in range(CONCURRENCY)))  # warm
         left = list(range(streams))
-        total = 0
 
         async def worker() -> None:
-            nonlocal total
             while left:
                 left.pop()
-                _, size = await _one(client, url)
-                total += size
+                first, _, _ = await _one(client, case)
+                case.ttfb16.append(first)
 
+        before = _cpu_seconds(case.process.pid)
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
         elapsed = time.perf_counter() - started
-    return streams / elapsed, total / elapsed / 1e6
+        case.cpu += _cpu_seconds(case.process.pid) - before
+        case.streams16 += streams
+    case.rates16.append(streams / elapsed)
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -201,84 +283,208 @@ def _cpu_seconds(pid: int) -> float:
     return own + sum(_cpu_seconds(child) for child in children)
 
 
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
+
+
+def _report(cases: list[Case], args: argparse.Namespace) -> bool:
+    direct = {c.client: c for c in cases if c.kind == "direct"}
+    print(
+        f"\n{'':<16}{'c1 TTFB p50':>12}{'added':>9}{'c1 p99':>9}{'c1 ans/s':>10}"
+        f"{'c16 p50':>9}{'c16 p99':>9}{'c16 ans/s':>11}{'CPU/ans':>9}"
+    )
+    for case in cases:
+        base = direct[case.client]
+        p50 = statistics.median(case.ttfb) * 1e3
+        added = p50 - statistics.median(base.ttfb) * 1e3
+        print(
+            f"{case.name:<16}{p50:>9.2f} ms{added:>+9.2f}{_pct(case.ttfb, 0.99) * 1e3:>9.2f}"
+            f"{1 / statistics.median(case.whole):>10.1f}"
+            f"{statistics.median(case.ttfb16) * 1e3:>9.2f}{_pct(case.ttfb16, 0.99) * 1e3:>9.2f}"
+            f"{statistics.median(case.rates16):>11.1f}"
+            f"{case.cpu / max(case.streams16, 1) * 1e3:>6.2f} ms"
+        )
+    print(
+        f"\nTargets (one worker; ratios against the direct case of the client's API, "
+        f"interleaved in one run):\n{'case':<16}{'target':<34}{'measured':>12}  result"
+    )
+    passed = True
+    for case in cases:
+        if case.kind == "direct":
+            continue
+        base = direct[case.client]
+        ttfb_max, share_min, p99_max = TARGETS[case.kind]
+        added = (statistics.median(case.ttfb) - statistics.median(base.ttfb)) * 1e3
+        share1 = statistics.median(base.whole) / statistics.median(case.whole)
+        share16 = statistics.median(
+            mine / theirs for mine, theirs in zip(case.rates16, base.rates16, strict=True)
+        )
+        p99 = _pct(case.ttfb16, 0.99) / _pct(base.ttfb16, 0.99)
+        for target, measured, ok in (
+            (f"c1 TTFB p50 added <= +{ttfb_max} ms", f"{added:+.2f} ms", added <= ttfb_max),
+            (f"c1 throughput >= {share_min} of direct", f"{share1:.2f}", share1 >= share_min),
+            (f"c16 throughput >= {share_min} of direct", f"{share16:.2f}", share16 >= share_min),
+            (f"c16 TTFB p99 <= {p99_max}x direct's", f"{p99:.2f}x", p99 <= p99_max),
+        ):
+            passed &= ok
+            print(f"{case.name:<16}{target:<34}{measured:>12}  {'pass' if ok else 'FAIL'}")
+    return passed
+
+
+# What the profile's functions are grouped by: the first prefix of a file's path that
+# matches, else "other".
+_GROUPS: Final = (
+    ("httpcore/h11/httpx", ("httpcore", "h11", "httpx")),
+    ("laminate proxy", ("laminate/_proxy",)),
+    ("laminate reading", ("laminate/_framing", "laminate/_apis", "laminate/_normalizer")),
+    ("laminate writing", ("laminate/_encode",)),
+    ("laminate other", ("laminate",)),
+    ("uvicorn/httptools", ("uvicorn", "httptools")),
+    ("starlette", ("starlette",)),
+    ("anyio", ("anyio", "sniffio")),
+    ("asyncio/uvloop", ("asyncio", "uvloop")),
+    ("json", ("json", "orjson")),
+)
+
+
+def _group(filename: str) -> str:
+    path = filename.replace("\\", "/")
+    for name, parts in _GROUPS:
+        if any(f"/{part}/" in path or f"/{part}." in path for part in parts):
+            return name
+    if filename.startswith("<") or filename == "~":
+        return "builtins"
+    return "other"
+
+
+def _profile_summary(path: str, title: str, answers: int) -> None:
+    stats = pstats.Stats(path)
+    raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
+    # The event loop's own C code (uvloop's, or asyncio's select) is counted as the own
+    # time of the call that runs it: mostly waiting for the sockets, so left out.
+    idle = sum(
+        entry[2]
+        for (filename, _, name), entry in raw.items()
+        if name == "run" and filename.endswith("runners.py")
+    )
+    total = sum(entry[2] for entry in raw.values()) - idle or 1e-9
+    groups: dict[str, float] = defaultdict(float)
+    for (filename, _, name), entry in raw.items():
+        if not (name == "run" and filename.endswith("runners.py")):
+            groups[_group(filename)] += entry[2]
+    print(
+        f"\nProfile of the proxy {title}: {total:.2f} s of own time over {answers} answers "
+        f"(the event loop's own time, {idle:.2f} s, mostly waiting, left out)"
+    )
+    for name, seconds in sorted(groups.items(), key=lambda item: -item[1]):
+        print(f"  {name:<22}{seconds / total:>6.1%}{seconds / answers * 1e6:>10.0f} µs/answer")
+    print("  the functions with the most own time:")
+    top = sorted(
+        (item for item in raw.items() if not item[0][0].endswith("runners.py")),
+        key=lambda item: -item[1][2],
+    )[:20]
+    for (filename, line, name), entry in top:
+        where = "/".join(Path(filename).parts[-2:]) if filename != "~" else ""
+        print(f"  {entry[2] / total:>6.1%} {entry[1]:>9} calls  {name} ({where}:{line})")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer requests (a smoke run)")
     parser.add_argument("--deltas", type=int, default=2000, help="text deltas per answer (2000)")
-    parser.add_argument("--requests", type=int, default=300, help="requests for the TTFB (300)")
-    parser.add_argument("--streams", type=int, default=600, help="streams for throughput (600)")
+    parser.add_argument(
+        "--rounds", type=int, default=200, help="requests per case at concurrency 1 (200)"
+    )
+    parser.add_argument(
+        "--blocks", type=int, default=6, help="blocks of 48 streams per case at concurrency 16"
+    )
     parser.add_argument("--workers", type=int, default=1, help="proxy worker processes (1)")
+    parser.add_argument("--profile", action="store_true", help="profile the proxies (cProfile)")
+    parser.add_argument("--base", metavar="SRC", help="also run the proxies from this src")
     parser.add_argument("--serve-backend", type=int, metavar="PORT", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    parser.add_argument("--serve-profiled", metavar="OUT", help=argparse.SUPPRESS)
+    args, rest = parser.parse_known_args(argv)
     if args.serve_backend:
         serve_backend(args.serve_backend, args.deltas)
         return 0
+    if args.serve_profiled:
+        serve_profiled(args.serve_profiled, rest)
+        return 0
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.quick:
-        args.requests, args.streams = 30, 64
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    backend_port, same_port, translated_port = _free_port(), _free_port(), _free_port()
+        args.rounds, args.blocks = 30, 2
+    backend_port = _free_port()
     backend = f"http://127.0.0.1:{backend_port}"
-    processes = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                __file__,
-                "--serve-backend",
-                str(backend_port),
-                "--deltas",
-                str(args.deltas),
-            ],
-            env=env,
-        ),
-        *(
-            subprocess.Popen(
-                [
-                    *(sys.executable, "-m", "laminate", "proxy", "--backend", spec),
-                    *("--port", str(port), "--workers", str(args.workers)),
-                ],
-                env=env,
-                stderr=subprocess.DEVNULL,
-            )
-            for spec, port in (
-                (f"anthropic:{backend}", same_port),
-                (f"openai:{backend}/v1", translated_port),
-            )
-        ),
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    backend_process = subprocess.Popen(
+        [
+            *(sys.executable, __file__, "--serve-backend", str(backend_port)),
+            *("--deltas", str(args.deltas)),
+        ],
+        env=env,
+    )
+    processes = [backend_process]
+    profiles: list[tuple[str, str, list[Case]]] = []
+    cases = [
+        Case("direct M", backend, "M", "direct", backend_process),
+        Case("direct C", backend, "C", "direct", backend_process),
     ]
+    scratch = tempfile.mkdtemp(prefix="bench-proxy-")
+    sources = [("", ROOT / "src")]
+    if args.base:
+        sources.insert(0, (" (base)", Path(args.base).resolve()))
+    for label, src in sources:
+        for spec, own in ((f"anthropic:{backend}", "M"), (f"openai:{backend}/v1", "C")):
+            port = _free_port()
+            proxy_args = ["--backend", spec, "--port", str(port), "--workers", str(args.workers)]
+            if args.profile:
+                out = os.path.join(scratch, f"{len(profiles)}.prof")
+                command = [sys.executable, __file__, "--serve-profiled", out, *proxy_args]
+            else:
+                command = [sys.executable, "-m", "laminate", "proxy", *proxy_args]
+            process = subprocess.Popen(
+                command, env={**os.environ, "PYTHONPATH": str(src)}, stderr=subprocess.DEVNULL
+            )
+            processes.append(process)
+            url = f"http://127.0.0.1:{port}"
+            other = "C" if own == "M" else "M"
+            mine = [
+                Case(f"same {own}{label}", url, own, "same", process),
+                Case(f"{other}->{own}{label}", url, other, "translated", process),
+            ]
+            cases += mine
+            if args.profile:
+                backend_name = "Messages" if own == "M" else "Chat Completions"
+                profiles.append((out, f"with a {backend_name} backend{label}", mine))
     try:
-        cases = {
-            "direct": backend,
-            "same API": f"http://127.0.0.1:{same_port}",
-            "translated": f"http://127.0.0.1:{translated_port}",
-        }
-        for url, process in zip(cases.values(), processes, strict=True):
-            _wait(url + "/v1/messages", process)
+        _wait(backend + "/v1/messages", backend_process)
+        for process in processes[1:]:
+            case = next(c for c in cases if c.process is process)
+            _wait(case.url + "/v1/messages", process)
         print(
             f"python {platform.python_version()}, {os.cpu_count()} cores, "
-            f"{args.deltas} deltas per answer, {args.workers} proxy worker(s)"
+            f"{args.deltas} deltas per answer, {args.workers} proxy worker(s), load average "
+            f"{os.getloadavg()[0]:.2f}; {args.rounds} rounds at concurrency 1, "
+            f"{args.blocks} blocks of {BLOCK} streams at concurrency {CONCURRENCY}"
+            + (" (profiled: the times are cProfile's)" if args.profile else "")
         )
-        print(
-            f"{'':<12}{'TTFB median':>13}{'added':>11}{'TTFB p90':>11}{'answers/s':>11}{'MB/s':>8}"
-            f"{'server CPU/answer':>19}"
-        )
-        ttfbs = asyncio.run(_ttfb(list(cases.values()), args.requests))
-        direct = statistics.median(ttfbs[0]) * 1e3
-        for (name, url), process, times in zip(cases.items(), processes, ttfbs, strict=True):
-            times.sort()
-            median = statistics.median(times) * 1e3
-            p90 = times[int(len(times) * 0.9)] * 1e3
-            before = _cpu_seconds(process.pid)
-            per_second, mb = asyncio.run(_throughput(url, args.streams))
-            cpu = (_cpu_seconds(process.pid) - before) / args.streams * 1e3
-            print(
-                f"{name:<12}{median:>10.2f} ms{median - direct:>+8.2f} ms{p90:>8.2f} ms"
-                f"{per_second:>11.1f}{mb:>8.1f}{cpu:>16.1f} ms"
-            )
+        asyncio.run(_sequential(cases, args.rounds))
+        for block in range(args.blocks):
+            for k in range(len(cases)):
+                asyncio.run(_block(cases[(block + k) % len(cases)], BLOCK))
+        passed = _report(cases, args)
+        print(f"load average at the end {os.getloadavg()[0]:.2f}")
     finally:
         for process in processes:
             process.terminate()
-            process.wait(timeout=10)
-    return 0
+        for process in processes:
+            process.wait(timeout=30)
+    for out, title, mine in profiles:
+        answers = sum(len(c.ttfb) + c.streams16 + CONCURRENCY * args.blocks for c in mine)
+        _profile_summary(out, title, answers)
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":

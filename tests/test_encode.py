@@ -14,8 +14,10 @@ kind and token counts as the source, except what the API cannot carry: its recor
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
+import uuid
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -27,14 +29,18 @@ from hypothesis import strategies as st
 
 import laminate
 from laminate import (
+    BlockStart,
     Event,
     InvalidToolUse,
     LaminateError,
     NormalizedResponse,
     Reasoning,
     ResponseDone,
+    ResponseStart,
     StopReason,
     StreamNormalizer,
+    Text,
+    TextDelta,
     ToolUse,
     Usage,
 )
@@ -256,6 +262,39 @@ def test_stream_round_trip(source: Source, target: str) -> None:
     ):
         back = normalize_bytes(data, provider, chunks)[-1].response
         check_same(answer(source), back, target)
+
+
+@pytest.mark.parametrize(("source", "target"), _cases())
+def test_events_written_at_once_are_the_bytes_of_each_written_in_turn(
+    source: Source, target: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fresh answer id (an answer that came without one) is the same on both sides.
+    monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=7))
+    events = events_of(source)
+    assert events is not None
+    one = StreamEncoder(target)
+    each = b"".join(map(one.encode, events)) + one.close()
+    rng = random.Random(source.name + target)
+    cuts = sorted(rng.randrange(len(events) + 1) for _ in range(rng.randrange(1, 6)))
+    other = StreamEncoder(target)
+    bounds = [0, *cuts, len(events)]
+    batches = [events[a:b] for a, b in itertools.pairwise(bounds)]
+    assert b"".join(map(other.encode_all, batches)) + other.close() == each
+
+
+@pytest.mark.parametrize("target", [*WRITERS, "events", "ai-sdk"])
+def test_a_run_of_text_deltas_is_checked_and_written_as_each_one_is(target: str) -> None:
+    texts = ["a", "\ud800 lone", 'é\n"q"', ""]
+    events: list[Event] = [ResponseStart("r", "m", target), BlockStart(0, Text(""))]
+    events += [TextDelta(0, text) for text in texts]
+    one, other = StreamEncoder(target), StreamEncoder(target)
+    assert other.encode_all(events) == b"".join(map(one.encode, events))
+    if target == "events":
+        return  # laminate's own events are written as they are, in any order
+    closed = StreamEncoder(target)
+    closed.encode(ResponseStart("r", "m", target))
+    with pytest.raises(LaminateError, match="not open"):
+        closed.encode_all([TextDelta(0, "a"), TextDelta(0, "b")])
 
 
 @pytest.mark.parametrize(("source", "target"), _cases())

@@ -18,6 +18,7 @@ from collections.abc import (
     Generator,
     Iterable,
     Mapping,
+    Sequence,
 )
 from dataclasses import replace
 from typing import Any, Final, Literal
@@ -112,6 +113,11 @@ class StreamEncoder:
     def encode(self, event: Event) -> bytes:
         """The bytes for one event (empty when the target has nothing to say yet)."""
         return self._writer.event(event)
+
+    def encode_all(self, events: Sequence[Event]) -> bytes:
+        """The bytes for several events in order: what ``b"".join(map(encode, events))``
+        gives, with less work per event (a run of text deltas is written at once)."""
+        return self._writer.events(events)
 
     def close(self) -> bytes:
         """The bytes that end the stream. Events that stopped before ``ResponseDone``

@@ -11,6 +11,8 @@ The three delta events, nearly every line of a long answer, are written from tem
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from .._apis.writer import dumps, json_bytes
 from .._core.errors import LaminateError, ProviderError
 from .._core.events import Event, ReasoningDelta, TextDelta, ToolInputDelta, WholeInputDelta
@@ -37,6 +39,10 @@ class EventsWriter:
             head = b'{"event":"reasoning_delta","index":%d,"text":' % event.index  # type: ignore[union-attr]
             return head + json_bytes(event.text) + b"}\n"  # type: ignore[union-attr]
         return dumps(event_to_dict(event)) + b"\n"
+
+    def events(self, events: Sequence[Event]) -> bytes:
+        """One JSON line per event, joined."""
+        return b"".join(map(self.event, events))
 
     def close(self) -> bytes:
         """Nothing: the ``response_done`` line ends the stream."""

@@ -11,6 +11,7 @@ is :mod:`.relay`'s.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import email.utils
 import hashlib
@@ -45,6 +46,11 @@ from .backend import (
 from .config import Backend, ConfigError, ProxyConfig
 from .counting import Exchange
 from .refusals import Refusal, display_name
+
+try:
+    from .transport import Http1Pool
+except ImportError:  # no httptools: httpx's transport alone
+    Http1Pool = None  # type: ignore[assignment,misc]
 
 __all__ = ["BackendClient", "Call", "limited", "prepare", "session_key", "signed"]
 
@@ -230,7 +236,9 @@ class BackendClient:
         self._defaults: tuple[tuple[str, str, str], ...] = ()
         self._default_names: frozenset[str] = frozenset()
         self._extensions: dict[str, Any] = {}
-        self._urls: dict[str, httpx.URL] = {}  # the backends' URLs, parsed once
+        # The backends' URLs, parsed once, with whether each goes straight to its backend.
+        self._urls: dict[str, tuple[httpx.URL, bool]] = {}
+        self._pool: Http1Pool | None = None
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -251,6 +259,8 @@ class BackendClient:
             )
             self._default_names = frozenset(lower for _, lower, _ in self._defaults)
             self._extensions = {"timeout": self._client.timeout.as_dict()}
+            if Http1Pool is not None:
+                self._pool = Http1Pool(connect=t.connect, write=t.idle)
         return self._client
 
     async def start(self) -> None:
@@ -258,6 +268,8 @@ class BackendClient:
         would otherwise wait for: the HTTP client (its TLS context takes tens of ms), the
         SigV4 signer and its AWS credentials, and the lazily imported parts of anyio."""
         _ = self.client
+        if self._pool is not None:
+            self._pool.warm()
         with anyio.fail_after(self.config.timeouts.connect):
             pass  # the first cancel scope imports anyio's backend
         for backend in self.config.backends:
@@ -266,6 +278,9 @@ class BackendClient:
                 await anyio.to_thread.run_sync(warm_signer)
 
     async def aclose(self) -> None:
+        if self._pool is not None:
+            await self._pool.aclose()
+            self._pool = None
         if self._client is not None:
             await self._client.aclose()
             self._client = None
@@ -389,14 +404,16 @@ class BackendClient:
         answer in time, is a :class:`Refusal`).
 
         The request is the one ``AsyncClient.build_request`` makes (the client's default
-        headers under the call's, its timeouts), and goes to the transport that
-        ``AsyncClient.send`` would pick for its URL (the pool, or the proxy of the
-        environment). What ``send`` adds around that the proxy has no use for, and it
-        costs about a fifth of the time to the first byte: no auth, redirect or hook is
-        configured, and a backend's cookies are not kept from one request to the next.
+        headers under the call's, its timeouts). On asyncio it goes through the proxy's
+        own HTTP/1.1 transport (:class:`~.transport.Http1Pool`: one write per request,
+        the answer parsed in C) unless a proxy of the environment is named for its URL;
+        else to the transport that ``AsyncClient.send`` would pick for its URL (the pool,
+        or that proxy). What ``send`` adds around that the proxy has no use for: no auth,
+        redirect or hook is configured, and a backend's cookies are not kept from one
+        request to the next.
         """
         client = self.client
-        url = self._url(call.url)
+        url, direct = self._url(call.url)
         # The client's defaults first, each replaced by the call's header of that name
         # (whose names are in lower case), then the call's other headers.
         headers = [
@@ -411,11 +428,13 @@ class BackendClient:
         request = httpx.Request(
             "POST", url, headers=headers, content=call.body, extensions=self._extensions
         )
-        # httpx's own choice of transport (a private method): where a later httpx has it
-        # no more, the client's send does the same, with its layers.
-        pick = getattr(client, _PICK_TRANSPORT, None)
         try:
             with anyio.fail_after(self.config.timeouts.read):
+                if direct and self._pool is not None and _on_asyncio():
+                    return await self._pool.send(request)
+                # httpx's own choice of transport (a private method): where a later httpx
+                # has it no more, the client's send does the same, with its layers.
+                pick = getattr(client, _PICK_TRANSPORT, None)
                 if pick is None:
                     return await client.send(request, stream=True)
                 answer: httpx.Response = await pick(url).handle_async_request(request)
@@ -428,13 +447,27 @@ class BackendClient:
         except httpx.HTTPError as exc:
             raise Refusal(502, f"the backend cannot be reached: {type(exc).__name__}") from None
 
-    def _url(self, text: str) -> httpx.URL:
-        url = self._urls.get(text)
-        if url is None:
+    def _url(self, text: str) -> tuple[httpx.URL, bool]:
+        """The URL parsed, and whether it goes straight to the backend (no proxy of the
+        environment named for it, and an httpx that says so)."""
+        kept = self._urls.get(text)
+        if kept is None:
             if len(self._urls) >= _URLS_KEPT:
                 self._urls.clear()
-            url = self._urls[text] = httpx.URL(text)
-        return url
+            url = httpx.URL(text)
+            client = self.client
+            pick = getattr(client, _PICK_TRANSPORT, None)
+            direct = pick is not None and pick(url) is getattr(client, "_transport", None)
+            kept = self._urls[text] = (url, direct)
+        return kept
+
+
+def _on_asyncio() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # another event loop (trio)
+        return False
+    return True
 
 
 class _Pool:

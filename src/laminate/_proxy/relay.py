@@ -334,7 +334,7 @@ async def _translate(
             events = [restore(event) for event in events]
         if not call.usage:  # the client did not ask for usage in its stream
             events = [_without_usage(event) for event in events]
-        return b"".join(map(writer.encode, events))
+        return writer.encode_all(events)
 
     async def deliver(events: list[Event]) -> bool:
         data = written(events)

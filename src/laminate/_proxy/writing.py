@@ -6,6 +6,7 @@ the request asks its stream as one JSON array (``Http.streams_array``: Gemini wi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from .._core.errors import LaminateError
@@ -23,6 +24,7 @@ class ClientWriter(Protocol):
     @property
     def media_type(self) -> str: ...
     def encode(self, event: Event) -> bytes: ...
+    def encode_all(self, events: Sequence[Event]) -> bytes: ...
     def close(self) -> bytes: ...
     def error(self, error: LaminateError) -> bytes: ...
 
@@ -47,6 +49,9 @@ class _ArrayWriter:
 
     def encode(self, event: Event) -> bytes:
         return b"".join(self._array.elements(self._encoder.encode(event)))
+
+    def encode_all(self, events: Sequence[Event]) -> bytes:
+        return b"".join(self._array.elements(self._encoder.encode_all(events)))
 
     def close(self) -> bytes:
         return b"".join(self._array.elements(self._encoder.close())) + self._array.end()

@@ -35,7 +35,15 @@ from ..base import str_or_empty
 from ..shapes import counts
 from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
 from ..spec import Carries, Overflow
-from ..writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
+from ..writer import (
+    Failure,
+    StreamWriter,
+    dumps,
+    json_bytes,
+    json_texts,
+    sse_event,
+    wire_stop,
+)
 from .stream import STOP_REASONS
 
 __all__ = ["CARRIES", "OVERFLOW", "AnthropicWriter", "sources", "stop_of", "usage_of"]
@@ -253,6 +261,11 @@ class AnthropicWriter(StreamWriter):
             case Reasoning():
                 self._pending.add(index)
         return b""  # reasoning opens on its first text
+
+    def texts(self, index: int, texts: list[str]) -> bytes:
+        if index in self._next or index in self._holding or index in self._stopped:
+            return super().texts(index, texts)  # moved or held back: as each one goes
+        return json_texts(texts, _DELTA + self._numbers[index] + _TEXT, _END)
 
     def _write(self, index: int, kind: str, piece: str) -> bytes:
         if kind == "text":

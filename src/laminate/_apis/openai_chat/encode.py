@@ -25,7 +25,7 @@ from ..._core.response import (
 from ..shapes import counts
 from ..sources import Source, is_text, web_source
 from ..spec import Carries, Overflow
-from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
+from ..writer import Failure, StreamWriter, dumps, json_bytes, json_texts, wire_stop
 from .stream import STOP_REASONS
 
 __all__ = ["CARRIES", "OVERFLOW", "OpenAIChatWriter", "sources", "stop_of", "usage_of"]
@@ -94,6 +94,9 @@ class OpenAIChatWriter(StreamWriter):
 
     def text(self, index: int, text: str) -> bytes:
         return self._chunk(b'{"content":' + json_bytes(text) + b"}")
+
+    def texts(self, index: int, texts: list[str]) -> bytes:
+        return json_texts(texts, self._head + b'{"content":', b'},"finish_reason":null}]}\n\n')
 
     def reasoning(self, index: int, text: str) -> bytes:
         return self._chunk(b'{"reasoning_content":' + json_bytes(text) + b"}")
