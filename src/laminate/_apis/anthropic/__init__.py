@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..spec import Api, Endpoint, Http, Mock, Sdk
+from ..spec import Api, Endpoint, Hints, Http, Mock, Sdk
 from . import request
 from .body import error_body, error_kind, write_body
-from .encode import CARRIES, AnthropicWriter, sources
+from .encode import AnthropicWriter, sources
 from .stream import AnthropicHandler, parse_body
 
 __all__ = ["API"]
@@ -64,11 +64,12 @@ API = Api(
     results=request.results,
     write_body=write_body,
     encoder=AnthropicWriter,
-    carries=CARRIES,
     sources=sources,
-    matches_url=_matches_url,
-    matches_frame=_matches_frame,
-    matches_body=_matches_body,
+    hints=Hints(
+        matches_url=_matches_url,
+        matches_frame=_matches_frame,
+        matches_body=_matches_body,
+    ),
     sdk=Sdk(
         modules=("anthropic",),
         accepted="anthropic Stream / AsyncStream, messages.stream()",
@@ -84,8 +85,6 @@ API = Api(
         count_tokens="/v1/messages/count_tokens",
     ),
     mock=Mock(
-        endpoints=_ENDPOINTS,
-        error_body=error_body,
         demo_model="claude-sonnet-4-5",
         demo_path="/v1/messages",
         demo_request=request.first_request,

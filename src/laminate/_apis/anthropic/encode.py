@@ -32,11 +32,10 @@ from ..._core.response import (
 from ..base import str_or_empty
 from ..shapes import counts
 from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
-from ..spec import Carries
 from ..writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
 from .stream import STOP_REASONS
 
-__all__ = ["CARRIES", "AnthropicWriter", "sources", "stop_of", "usage_of"]
+__all__ = ["AnthropicWriter", "sources", "stop_of", "usage_of"]
 
 _STOP: Final = {
     "end_turn": "end_turn",
@@ -54,15 +53,6 @@ _THINKING: Final = b',"delta":{"type":"thinking_delta","thinking":'
 _JSON: Final = b',"delta":{"type":"input_json_delta","partial_json":'
 _END: Final = b"}}\n\n"
 _CITATION: Final = b',"delta":{"type":"citations_delta","citation":'
-
-
-# What these writers carry, as this API's reader reads them back.
-CARRIES: Final = Carries(
-    counts=("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"),
-    stop_reasons=STOP_REASONS,
-    stop_lost={"content_filter": "refusal"},
-    invalid_calls_in_body=False,  # a body's `input` must be an object
-)
 
 
 def stop_of(response: NormalizedResponse) -> str:

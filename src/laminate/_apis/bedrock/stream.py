@@ -344,7 +344,7 @@ def parse_body(
     ``__type`` where a proxy folds it in) is the :class:`ProviderError` it reports.
     InvokeModel's body of an Anthropic model is the model's own, read as Anthropic's."""
     output = body.get("output")
-    if output is None and ANTHROPIC.matches_body(body):
+    if output is None and ANTHROPIC.hints.matches_body(body):
         assembler.provider = ANTHROPIC.name
         parse_anthropic_body(assembler, body)
         return

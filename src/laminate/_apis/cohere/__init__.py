@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .. import shapes
-from ..spec import Api, Endpoint, Http, Mock, Sdk
+from ..spec import Api, Endpoint, Hints, Http, Mock, Sdk
 from . import request
 from .body import write_body
-from .encode import CARRIES, CohereWriter, sources
+from .encode import CohereWriter, sources
 from .stream import CohereHandler, parse_body
 
 __all__ = ["API"]
@@ -69,15 +69,15 @@ API = Api(
     tool_name_rule=r".+",
     write_body=write_body,
     encoder=CohereWriter,
-    carries=CARRIES,
     sources=sources,
-    matches_url=_matches_url,
-    matches_frame=_matches_frame,
-    matches_body=_matches_body,
+    hints=Hints(
+        matches_url=_matches_url,
+        matches_frame=_matches_frame,
+        matches_body=_matches_body,
+    ),
     sdk=Sdk(modules=("cohere",)),
     http=Http(usage_keys=(b'"usage"',), endpoints=_ENDPOINTS),
     mock=Mock(
-        endpoints=_ENDPOINTS,
         demo_model="command-a-03-2025",
         demo_path="/v2/chat",
         demo_request=shapes.chat_request,

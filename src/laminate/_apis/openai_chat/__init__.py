@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import shapes
-from ..spec import Api, Endpoint, Http, Mock, Sdk
+from ..spec import Api, Endpoint, Hints, Http, Mock, Sdk
 from . import request
 from .body import write_body
-from .encode import CARRIES, OpenAIChatWriter, sources
+from .encode import OpenAIChatWriter, sources
 from .stream import OpenAIChatHandler, parse_body
 
 __all__ = ["API"]
@@ -43,11 +43,12 @@ API = Api(
     results=request.results,
     write_body=write_body,
     encoder=OpenAIChatWriter,
-    carries=CARRIES,
     sources=sources,
-    matches_url=_matches_url,
-    matches_frame=_matches_frame,
-    matches_body=_matches_body,
+    hints=Hints(
+        matches_url=_matches_url,
+        matches_frame=_matches_frame,
+        matches_body=_matches_body,
+    ),
     sdk=Sdk(
         modules=("openai", "litellm"),
         accepted="openai Stream / AsyncStream, with_streaming_response, litellm chunk iterators",
@@ -55,7 +56,6 @@ API = Api(
     ),
     http=Http(usage_keys=(b'"usage"',), endpoints=_ENDPOINTS, base_path="/v1"),
     mock=Mock(
-        endpoints=_ENDPOINTS,
         demo_model="deepseek-reasoner",
         demo_path="/v1/chat/completions",
         demo_request=shapes.chat_request,

@@ -24,11 +24,10 @@ from ..._core.response import (
 )
 from ..shapes import counts
 from ..sources import Source, is_text, web_source
-from ..spec import Carries
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from .stream import STOP_REASONS
 
-__all__ = ["CARRIES", "OpenAIChatWriter", "sources", "stop_of", "usage_of"]
+__all__ = ["OpenAIChatWriter", "sources", "stop_of", "usage_of"]
 
 _FINISH: Final = {
     "end_turn": "stop",
@@ -153,27 +152,6 @@ class OpenAIChatWriter(StreamWriter):
             "code": None,
         }
         return b"data: " + dumps({"error": error}) + b"\n\n"
-
-
-# What these writers carry, as this API's reader reads them back.
-CARRIES: Final = Carries(
-    counts=(
-        "input_tokens",
-        "output_tokens",
-        "cache_read_tokens",
-        "cache_write_tokens",
-        "reasoning_tokens",
-    ),
-    stop_reasons=STOP_REASONS,
-    stop_lost={
-        "stop_sequence": "end_turn",
-        "refusal": "end_turn",
-        "pause_turn": "end_turn",
-        "context_window_exceeded": "max_tokens",
-    },
-    calls_name_tool_use=True,
-    opaque_in_body=False,  # `reasoning_details` are written in streams only
-)
 
 
 def stop_of(response: NormalizedResponse) -> str:
