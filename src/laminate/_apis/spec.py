@@ -24,7 +24,7 @@ from .._core.assembler import Assembler
 from .._core.request import Loss, Request
 from .._framing import Framing
 from .base import Handler, HandlerOptions
-from .sources import Source, no_sources
+from .citations import Source, no_sources
 
 if TYPE_CHECKING:
     from .._core.errors import ProviderError
@@ -40,8 +40,8 @@ __all__ = [
     "HandlerOptions",
     "Hints",
     "Http",
+    "JsonObject",
     "MaxTokensField",
-    "Message",
     "Mock",
     "Sdk",
     "SdkEvents",
@@ -54,7 +54,8 @@ __all__ = [
     "common_error_kind",
 ]
 
-Message = dict[str, Any]
+JsonObject = dict[str, Any]
+"""A JSON object of an API's wire, as the request shapes build it (a message, a tool)."""
 WrittenBody = tuple[dict[str, Any], str, list[Loss]]
 """What a request writer gives: the body, the path (and query) to send it to, the losses."""
 MaxTokensField = Literal["auto", "max_tokens", "max_completion_tokens"]
@@ -292,7 +293,7 @@ class Mock:
     """The model the demo asks for."""
     demo_path: str
     """The endpoint the demo asks (``{model}``: the model), with its query."""
-    demo_request: Callable[[str, str, list[Message]], Message]
+    demo_request: Callable[[str, str, list[JsonObject]], JsonObject]
     """The demo's first request body from ``(model, prompt, tools array)``."""
 
     def demo_endpoint(self) -> str:
@@ -333,14 +334,14 @@ class Api:
     input_includes_cache: bool = False
     """Whether its input count already holds the cached tokens (``Usage``'s field of the
     same name; the assembler of each of its answers is told)."""
-    tool: Callable[[ToolDefinition], Message]
+    tool: Callable[[ToolDefinition], JsonObject]
     """One entry of the request's ``tools`` array."""
-    tools_array: Callable[[list[Message]], list[Message]] = list
+    tools_array: Callable[[list[JsonObject]], list[JsonObject]] = list
     """The request's ``tools`` array from the entries of ``tool`` (as they are, by
     default; Gemini nests them in one ``functionDeclarations`` tool)."""
-    assistant: Callable[[NormalizedResponse, str | None], Message | list[Message]]
+    assistant: Callable[[NormalizedResponse, str | None], JsonObject | list[JsonObject]]
     """The assistant turn in this API's request shape."""
-    results: Callable[[Sequence[ToolOutcome]], list[Message]]
+    results: Callable[[Sequence[ToolOutcome]], list[JsonObject]]
     """Tool results in this API's request shape."""
     write_body: Callable[[NormalizedResponse], dict[str, Any]]
     """A complete body of this API for a normalized response."""

@@ -30,8 +30,8 @@ from ..._core.response import (
     Unknown,
 )
 from ..base import str_or_empty
+from ..citations import PDF, TEXT, Source, is_text, request_document, web_source
 from ..shapes import counts
-from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
 from ..writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
 from .stream import STOP_REASONS
 

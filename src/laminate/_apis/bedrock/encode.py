@@ -44,8 +44,8 @@ from ..._core.response import (
     Unknown,
 )
 from ..._framing.eventstream import crc32, encode_message
+from ..citations import PDF, TEXT, Source, is_text, request_document, web_source
 from ..shapes import counts
-from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
 from ..writer import Failure, StreamWriter, cut_off, dumps, json_bytes, wire_stop
 from .stream import STOP_REASONS
 

@@ -40,8 +40,8 @@ from ..._core.response import (
     Unknown,
 )
 from ..base import str_or_empty
+from ..citations import TEXT, Source, is_text
 from ..shapes import counts
-from ..sources import TEXT, Source, is_text
 from ..writer import (
     Failure,
     StreamWriter,

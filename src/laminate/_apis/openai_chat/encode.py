@@ -22,8 +22,8 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
+from ..citations import Source, is_text, web_source
 from ..shapes import counts
-from ..sources import Source, is_text, web_source
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
 from .stream import STOP_REASONS
 

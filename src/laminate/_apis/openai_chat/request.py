@@ -66,7 +66,7 @@ from ..requestkit import (
 )
 from ..shapes import arguments_text, reasoning_text
 from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
-from ..spec import Message as Json
+from ..spec import JsonObject as Json
 
 __all__ = ["PATH", "assistant", "read_request", "results", "tool", "write_request"]
 

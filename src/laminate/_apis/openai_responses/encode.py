@@ -34,7 +34,7 @@ from ..._core.response import (
     Unknown,
 )
 from ..base import str_or_empty
-from ..sources import Source, file_media_type, is_text, web_source
+from ..citations import Source, file_media_type, is_text, web_source
 from ..writer import Failure, StreamWriter, cut_off, dumps, json_bytes
 from .body import ID_PREFIX, write_body
 
