@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from laminate import StopReason
-from laminate._apis.anthropic.stream import STOP_REASONS as ANTHROPIC_STOPS
-from laminate._apis.bedrock.stream import STOP_REASONS as BEDROCK_STOPS
-from laminate._apis.cohere.stream import STOP_REASONS as COHERE_STOPS
-from laminate._apis.gemini.stream import STOP_REASONS as GEMINI_STOPS
-from laminate._apis.ollama.stream import STOP_REASONS as OLLAMA_STOPS
-from laminate._apis.openai_chat.stream import STOP_REASONS as CHAT_STOPS
+from laminate._apis.anthropic.read import STOP_REASONS as ANTHROPIC_STOPS
+from laminate._apis.bedrock.read import STOP_REASONS as BEDROCK_STOPS
+from laminate._apis.cohere.read import STOP_REASONS as COHERE_STOPS
+from laminate._apis.gemini.read import STOP_REASONS as GEMINI_STOPS
+from laminate._apis.ollama.read import STOP_REASONS as OLLAMA_STOPS
+from laminate._apis.openai_chat.read import STOP_REASONS as CHAT_STOPS
 
 __all__ = ["CARRIES", "Carries"]
 

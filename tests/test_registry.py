@@ -39,9 +39,9 @@ CARRIED: Final = frozenset(
         # event stream (their chunks are read as Anthropic's; the demo's model id).
         ("_apis/bedrock/sdk.py", "anthropic"),
         ("_apis/bedrock/__init__.py", "anthropic"),
-        ("_apis/bedrock/stream.py", "anthropic"),
+        ("_apis/bedrock/read.py", "anthropic"),
         # ... and Bedrock's invocation metrics on the last Anthropic event.
-        ("_apis/anthropic/stream.py", "bedrock"),
+        ("_apis/anthropic/read.py", "bedrock"),
     }
 )
 
@@ -169,9 +169,9 @@ def test_every_handler_and_body_reader_is_registered_as_it_is() -> None:
     """One signature for every API, ``(assembler, options)``: no wrapper in between."""
     for package, record in packages().items():
         name = record.name
-        stream = importlib.import_module(f"laminate._apis.{package}.stream")
-        assert record.handler.__module__ == stream.__name__, name
-        assert record.read_body is stream.parse_body, name
+        read = importlib.import_module(f"laminate._apis.{package}.read")
+        assert record.handler.__module__ == read.__name__, name
+        assert record.read_body is read.parse_body, name
         handler = list(inspect.signature(record.handler).parameters)
         assert handler == ["assembler", "options"], name
         parameters = list(inspect.signature(record.read_body).parameters)
@@ -230,3 +230,17 @@ def test_adding_an_api_names_every_part_of_the_record() -> None:
     missing = [f"{name.lower()}={name}(...)" for name in sorted(parts)]
     missing = [text for text in missing if text not in section]
     assert missing == [], f"the walk-through in docs/architecture.md leaves out {missing}"
+
+
+def test_every_file_of_an_api_folder_is_in_the_documented_table() -> None:
+    """``docs/architecture.md``'s table of one API's folder names each file the folders
+    hold (named by direction: ``read.py``, ``write_stream.py``, ``write_body.py``,
+    ``request.py``), and every API has the four."""
+    doc = (SRC.parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("## Inside one API's folder", 1)[1].split("\n## ", 1)[0]
+    rows = set(re.findall(r"^\| `([a-z_]+\.py)` \|", section, re.MULTILINE))
+    assert {"read.py", "write_stream.py", "write_body.py", "request.py"} <= rows
+    for package in packages():
+        files = {path.name for path in (APIS_DIR / package).glob("*.py")}
+        assert files <= rows, f"_apis/{package}: {sorted(files - rows)} not in the table"
+        assert {"read.py", "write_stream.py", "write_body.py", "request.py"} <= files, package

@@ -7,9 +7,9 @@ from typing import Any, Final
 
 from ..spec import Api, Endpoint, Hints, Http, Mock, Sdk
 from . import request
-from .body import error_body, error_kind, write_body
-from .encode import AnthropicWriter, sources
-from .stream import AnthropicHandler, parse_body
+from .read import AnthropicHandler, parse_body
+from .write_body import error_body, error_kind, write_body
+from .write_stream import AnthropicWriter, sources
 
 __all__ = ["API"]
 

@@ -15,10 +15,10 @@ from urllib.parse import quote, unquote
 from ..._framing.eventstream import is_exception_name
 from ..spec import Api, Counting, Endpoint, Hints, Http, Mock, answer_field
 from . import request
-from .body import error_body, error_kind, write_body
-from .encode import BedrockWriter, sources
+from .read import EVENTS, BedrockHandler, parse_body
 from .sdk import SDK
-from .stream import EVENTS, BedrockHandler, parse_body
+from .write_body import error_body, error_kind, write_body
+from .write_stream import BedrockWriter, sources
 
 __all__ = ["API"]
 

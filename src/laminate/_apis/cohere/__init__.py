@@ -8,9 +8,9 @@ from typing import Any, Final
 from .. import shapes
 from ..spec import Api, Endpoint, Hints, Http, Mock, Sdk
 from . import request
-from .body import write_body
-from .encode import CohereWriter, sources
-from .stream import CohereHandler, parse_body
+from .read import CohereHandler, parse_body
+from .write_body import write_body
+from .write_stream import CohereWriter, sources
 
 __all__ = ["API"]
 

@@ -9,10 +9,10 @@ from urllib.parse import quote
 
 from ..spec import Api, Counting, Endpoint, Hints, Http, Mock, answer_field
 from . import request
-from .body import error_body, error_kind, write_body
-from .encode import GeminiWriter, sources
+from .read import GeminiHandler, parse_body
 from .sdk import SDK
-from .stream import GeminiHandler, parse_body
+from .write_body import error_body, error_kind, write_body
+from .write_stream import GeminiWriter, sources
 
 __all__ = ["API"]
 

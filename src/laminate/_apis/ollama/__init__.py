@@ -8,10 +8,10 @@ from typing import Any
 from .. import shapes
 from ..spec import Api, Endpoint, Hints, Http, Mock
 from . import request
-from .body import error_body, write_body
-from .encode import OllamaWriter
+from .read import OllamaHandler, parse_body
 from .sdk import SDK
-from .stream import OllamaHandler, parse_body
+from .write_body import error_body, write_body
+from .write_stream import OllamaWriter
 
 __all__ = ["API"]
 

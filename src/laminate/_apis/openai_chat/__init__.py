@@ -8,9 +8,9 @@ from typing import Any
 from .. import shapes
 from ..spec import Api, Endpoint, Hints, Http, Mock, Sdk
 from . import request
-from .body import write_body
-from .encode import OpenAIChatWriter, sources
-from .stream import OpenAIChatHandler, parse_body
+from .read import OpenAIChatHandler, parse_body
+from .write_body import write_body
+from .write_stream import OpenAIChatWriter, sources
 
 __all__ = ["API"]
 

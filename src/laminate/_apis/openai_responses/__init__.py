@@ -7,9 +7,9 @@ from typing import Any
 
 from ..spec import Api, Counting, Endpoint, Hints, Http, Mock, Sdk, answer_field
 from . import request
-from .body import write_body
-from .encode import OpenAIResponsesWriter, sources
-from .stream import OpenAIResponsesHandler, parse_body
+from .read import OpenAIResponsesHandler, parse_body
+from .write_body import write_body
+from .write_stream import OpenAIResponsesWriter, sources
 
 __all__ = ["API"]
 

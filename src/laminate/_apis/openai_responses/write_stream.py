@@ -36,7 +36,7 @@ from ..._core.response import (
 from ..base import str_or_empty
 from ..citations import Source, file_media_type, is_text, web_source
 from ..writer import Failure, StreamWriter, cut_off, dumps, json_bytes
-from .body import ID_PREFIX, write_body
+from .write_body import ID_PREFIX, write_body
 
 __all__ = ["OpenAIResponsesWriter", "sources"]
 

@@ -51,7 +51,7 @@ from ..writer import (
     sse_event,
     wire_stop,
 )
-from .stream import PLAN_ID, STOP_REASONS
+from .read import PLAN_ID, STOP_REASONS
 
 __all__ = ["CohereWriter", "sources", "stop_of", "usage_of"]
 

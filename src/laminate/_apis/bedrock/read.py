@@ -47,8 +47,8 @@ from ..._core.errors import MalformedStreamError
 from ..._core.response import StopReason
 from ..._framing.eventstream import exception_error, is_exception_name
 from ..anthropic import API as ANTHROPIC
-from ..anthropic.stream import AnthropicHandler
-from ..anthropic.stream import parse_body as parse_anthropic_body
+from ..anthropic.read import AnthropicHandler
+from ..anthropic.read import parse_body as parse_anthropic_body
 from ..base import (
     Handler,
     HandlerOptions,

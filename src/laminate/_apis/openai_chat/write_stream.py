@@ -25,7 +25,7 @@ from ..._core.response import (
 from ..citations import Source, is_text, web_source
 from ..shapes import counts
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
-from .stream import STOP_REASONS
+from .read import STOP_REASONS
 
 __all__ = ["OpenAIChatWriter", "sources", "stop_of", "usage_of"]
 

@@ -33,7 +33,7 @@ from ..base import str_or_empty
 from ..citations import PDF, TEXT, Source, is_text, request_document, web_source
 from ..shapes import counts
 from ..writer import Failure, StreamWriter, dumps, json_bytes, sse_event, wire_stop
-from .stream import STOP_REASONS
+from .read import STOP_REASONS
 
 __all__ = ["AnthropicWriter", "sources", "stop_of", "usage_of"]
 

@@ -47,7 +47,7 @@ from ..._framing.eventstream import crc32, encode_message
 from ..citations import PDF, TEXT, Source, is_text, request_document, web_source
 from ..shapes import counts
 from ..writer import Failure, StreamWriter, cut_off, dumps, json_bytes, wire_stop
-from .stream import STOP_REASONS
+from .read import STOP_REASONS
 
 __all__ = ["BedrockWriter", "sources", "stop_of", "usage_of"]
 

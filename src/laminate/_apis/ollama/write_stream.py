@@ -14,7 +14,7 @@ from ..._core.events import ResponseStart
 from ..._core.response import ContentBlock, NormalizedResponse, ToolUse
 from ..shapes import counts
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
-from .stream import STOP_REASONS
+from .read import STOP_REASONS
 
 __all__ = ["OllamaWriter", "stop_of", "usage_of"]
 
