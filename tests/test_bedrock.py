@@ -42,7 +42,7 @@ from laminate import (
     ToolUse,
     Unknown,
 )
-from laminate._apis.bedrock.stream import BedrockHandler
+from laminate._apis.bedrock.read import BedrockHandler
 from laminate._cli.server import split_frames
 from laminate._core.assembler import Assembler
 from laminate._framing.eventstream import EventStreamDecoder, encode_message
@@ -829,7 +829,7 @@ def test_boto3_converse_output_with_bytes_and_response_metadata() -> None:
 
 
 def test_write_body_reads_back() -> None:
-    from laminate._apis.bedrock.body import write_body
+    from laminate._apis.bedrock.write_body import write_body
 
     for path in _binary_fixtures(BEDROCK):
         streamed = run_chunks([path.read_bytes()])

@@ -40,7 +40,7 @@ from laminate import (
     parse_cohere_response,
     tool_results,
 )
-from laminate._apis.cohere.body import write_body
+from laminate._apis.cohere.write_body import write_body
 from laminate._apis.detect import provider_from_body, provider_from_frame, provider_from_url
 from laminate._tools.registry import ToolRegistry
 

@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from laminate import Event, StreamNormalizer, ToolInputDelta
-from laminate._cli.demo import PROVIDERS, PlainWriter, Transcript, path_label, run_demo, supported
+from laminate._cli.demo import PROVIDERS, PlainSink, Transcript, path_label, run_demo, supported
 
 from .support import ROOT
 
@@ -102,7 +102,7 @@ def test_the_live_rendering_shows_the_arguments_growing() -> None:
 
 def test_the_plain_rendering_writes_each_field_as_it_grows() -> None:
     out = io.StringIO()
-    transcript = Transcript(PlainWriter(out))
+    transcript = Transcript(PlainSink(out))
     seen = []  # the output after each fragment of the write_file call
     for event in events_of(DEMO / "openai-responses" / "1-tool-calls.sse"):
         transcript.feed(event)
@@ -123,12 +123,12 @@ def test_the_plain_rendering_writes_each_field_as_it_grows() -> None:
 
 def test_plain_rendering_of_non_string_and_invalid_arguments() -> None:
     out = io.StringIO()
-    transcript = Transcript(PlainWriter(out))
+    transcript = Transcript(PlainSink(out))
     for event in events_of(ROOT / "fixtures" / "anthropic" / "tool-call.sse"):
         transcript.feed(event)
     assert "    max_lines: 40 ✓" in out.getvalue()
     out = io.StringIO()
-    transcript = Transcript(PlainWriter(out))
+    transcript = Transcript(PlainSink(out))
     normalizer = StreamNormalizer("anthropic")
     data = (ROOT / "fixtures" / "anthropic" / "max-tokens.sse").read_bytes()
     for event in [*normalizer.feed(data), *normalizer.close()]:

@@ -30,7 +30,7 @@ from laminate import (
     ToolUse,
     Usage,
 )
-from laminate._apis.bedrock import encode as bedrock_encode
+from laminate._apis.bedrock import write_stream as bedrock_write_stream
 from laminate._encode.ai_sdk import AISDKWriter
 from laminate._framing import SSEDecoder
 from laminate._framing.eventstream import encode_message
@@ -344,7 +344,9 @@ def test_bedrock_messages_are_the_framing_writers_bytes() -> None:
         ":content-type": "application/json",
         ":message-type": "event",
     }
-    assert bedrock_encode._event("contentBlockDelta", payload) == encode_message(headers, payload)
+    assert bedrock_write_stream._event("contentBlockDelta", payload) == encode_message(
+        headers, payload
+    )
 
 
 def test_bedrock_signatures_only_to_bedrock() -> None:

@@ -36,7 +36,7 @@ from laminate import (
 )
 from laminate._apis.detect import provider_from_url
 from laminate._apis.gemini.arguments import parse_json_path
-from laminate._apis.gemini.stream import gemini_error
+from laminate._apis.gemini.read import gemini_error
 from laminate._apis.registry import api
 
 from .support import (

@@ -188,7 +188,7 @@ def test_the_apis_have_three_layers() -> None:
         rank(layer_of(("_apis", name))) for name in ("base.py", "anthropic", "registry.py")
     )
     assert kit < folder < top
-    assert layer_of(("_apis", "anthropic", "stream.py")) == "_apis/<api>"
+    assert layer_of(("_apis", "anthropic", "read.py")) == "_apis/<api>"
     assert layer_of(("_apis", "__init__.py")) == "_apis (shared kit)"
     source = "from ..registry import api\nfrom .. import registry\nfrom ..plain import TEXT\n"
     found = list(imported_layers(source, ("_apis", "anthropic")))

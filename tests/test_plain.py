@@ -58,27 +58,25 @@ def test_every_stream_api_reads_its_plain_deltas_in_one_place(name: str) -> None
 _MADE = make_plain.targets()
 
 
-def _made_again(stream: Path) -> str:
-    return make_plain.made_source(
-        stream.read_text("utf-8"), origin=f"{stream.parent.name}/stream.py"
-    )
+def _made_again(reader: Path) -> str:
+    return make_plain.made_source(reader.read_text("utf-8"), origin=f"{reader.parent.name}/read.py")
 
 
 @pytest.mark.static
 def test_every_plain_reader_has_its_made_module() -> None:
-    """The API folders whose handler defines ``_plain`` are the stream APIs'."""
+    """The API folders whose handler defines ``_plain`` are the reader APIs'."""
     folders = {Path(inspect.getfile(_handler_class(name))).parent for name in registry.PROVIDERS}
     assert {path.parent for path in _MADE} == folders
 
 
 @pytest.mark.static
-@pytest.mark.parametrize("stream", _MADE, ids=[path.parent.name for path in _MADE])
-def test_the_committed_made_module_is_what_the_command_writes(stream: Path) -> None:
-    """Each ``_made.py`` made again in memory from its ``stream.py``: the same header and
+@pytest.mark.parametrize("reader", _MADE, ids=[path.parent.name for path in _MADE])
+def test_the_committed_made_module_is_what_the_command_writes(reader: Path) -> None:
+    """Each ``_made.py`` made again in memory from its ``read.py``: the same header and
     the same code (the file is as ruff formats it)."""
-    committed = stream.with_name("_made.py").read_text("utf-8")
-    assert make_plain.same_code(committed, _made_again(stream)), (
-        f"{stream.with_name('_made.py')} is not what {stream.parent.name}/stream.py's _plain "
+    committed = reader.with_name("_made.py").read_text("utf-8")
+    assert make_plain.same_code(committed, _made_again(reader)), (
+        f"{reader.with_name('_made.py')} is not what {reader.parent.name}/read.py's _plain "
         f"makes: run `{make_plain.COMMAND}`"
     )
 
@@ -163,11 +161,11 @@ def _reader(body: str, source: str | None = None) -> type:
     package = f"made_reader_{next(_PACKAGES)}"
     (root / package).mkdir()
     (root / package / "__init__.py").write_text("", "utf-8")
-    (root / package / "stream.py").write_text(text, "utf-8")
+    (root / package / "read.py").write_text(text, "utf-8")
     (root / package / "_made.py").write_text(made, "utf-8")
     sys.path.insert(0, str(root))
     try:
-        module = importlib.import_module(f"{package}.stream")
+        module = importlib.import_module(f"{package}.read")
     finally:
         sys.path.remove(str(root))
     reader: type = module.Reader

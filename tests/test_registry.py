@@ -16,13 +16,14 @@ import importlib
 import inspect
 import re
 from collections.abc import Iterator
+from dataclasses import fields, is_dataclass, replace
 from pathlib import Path
 from typing import Final, get_args
 
 import pytest
 
 from laminate._apis.registry import APIS, ItemsTurn, MessageTurn
-from laminate._apis.spec import Api
+from laminate._apis.spec import Api, Endpoint, Mock, common_error_body
 
 pytestmark = pytest.mark.static
 
@@ -38,9 +39,9 @@ CARRIED: Final = frozenset(
         # event stream (their chunks are read as Anthropic's; the demo's model id).
         ("_apis/bedrock/sdk.py", "anthropic"),
         ("_apis/bedrock/__init__.py", "anthropic"),
-        ("_apis/bedrock/stream.py", "anthropic"),
+        ("_apis/bedrock/read.py", "anthropic"),
         # ... and Bedrock's invocation metrics on the last Anthropic event.
-        ("_apis/anthropic/stream.py", "bedrock"),
+        ("_apis/anthropic/read.py", "bedrock"),
     }
 )
 
@@ -168,10 +169,78 @@ def test_every_handler_and_body_reader_is_registered_as_it_is() -> None:
     """One signature for every API, ``(assembler, options)``: no wrapper in between."""
     for package, record in packages().items():
         name = record.name
-        stream = importlib.import_module(f"laminate._apis.{package}.stream")
-        assert record.handler.__module__ == stream.__name__, name
-        assert record.read_body is stream.parse_body, name
+        read = importlib.import_module(f"laminate._apis.{package}.read")
+        assert record.handler.__module__ == read.__name__, name
+        assert record.read_body is read.parse_body, name
         handler = list(inspect.signature(record.handler).parameters)
         assert handler == ["assembler", "options"], name
         parameters = list(inspect.signature(record.read_body).parameters)
         assert parameters == ["assembler", "body", "options"], name
+
+
+def test_every_api_with_a_writer_is_reached_over_http() -> None:
+    """A record that writes the API's answers or requests has an ``Http`` record: without
+    one the translating proxy would neither serve the API's clients nor call it as a
+    backend, and nothing else would say so."""
+    unreached = [
+        name
+        for name, record in APIS.items()
+        if (record.encoder is not None or record.write_request is not None) and record.http is None
+    ]
+    assert unreached == [], f"records with a writer and no http=Http(...): {unreached}"
+
+
+def test_a_mock_answers_as_its_http_record_says_unless_it_states_otherwise() -> None:
+    record = APIS["anthropic"]
+    assert record.http is not None
+    assert record.mock is not None
+    for built in APIS.values():
+        if built.mock is not None and built.http is not None:
+            assert built.mock.endpoints == built.http.endpoints, built.name
+            assert built.mock.error_body is built.http.error_body, built.name
+    demo = Mock(demo_model="m", demo_path="/p", demo_request=record.mock.demo_request)
+    own = (Endpoint("/mock/chat", streams=True),)
+    stated = replace(record, mock=replace(demo, endpoints=own, error_body=common_error_body))
+    assert stated.mock is not None
+    assert stated.mock.endpoints == own
+    assert stated.mock.error_body is common_error_body
+    defaulted = replace(record, mock=demo)
+    assert defaulted.mock is not None
+    assert defaulted.mock.endpoints == record.http.endpoints
+    assert defaulted.mock.error_body is record.http.error_body
+    assert record.http.error_body is not common_error_body
+    with pytest.raises(TypeError, match="Http"):
+        replace(record, http=None, mock=demo)
+    assert replace(record, http=None, mock=stated.mock).mock == stated.mock
+
+
+def test_adding_an_api_names_every_part_of_the_record() -> None:
+    """``docs/architecture.md``'s walk-through of adding an API names every record an
+    ``Api`` is built from, so that one who follows it fills in each."""
+    doc = (SRC.parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("## Adding an API", 1)[1].split("\n## ", 1)[0]
+    parts = {
+        type(value).__name__
+        for record in APIS.values()
+        for part in fields(Api)
+        for value in [getattr(record, part.name)]
+        if is_dataclass(value)
+    }
+    assert {"Hints", "Sdk", "Http", "Mock"} <= parts
+    missing = [f"{name.lower()}={name}(...)" for name in sorted(parts)]
+    missing = [text for text in missing if text not in section]
+    assert missing == [], f"the walk-through in docs/architecture.md leaves out {missing}"
+
+
+def test_every_file_of_an_api_folder_is_in_the_documented_table() -> None:
+    """``docs/architecture.md``'s table of one API's folder names each file the folders
+    hold (named by direction: ``read.py``, ``write_stream.py``, ``write_body.py``,
+    ``request.py``), and every API has the four."""
+    doc = (SRC.parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = doc.split("## Inside one API's folder", 1)[1].split("\n## ", 1)[0]
+    rows = set(re.findall(r"^\| `([a-z_]+\.py)` \|", section, re.MULTILINE))
+    assert {"read.py", "write_stream.py", "write_body.py", "request.py"} <= rows
+    for package in packages():
+        files = {path.name for path in (APIS_DIR / package).glob("*.py")}
+        assert files <= rows, f"_apis/{package}: {sorted(files - rows)} not in the table"
+        assert {"read.py", "write_stream.py", "write_body.py", "request.py"} <= files, package

@@ -21,7 +21,7 @@ from laminate import (
     ToolUse,
     TranslationError,
 )
-from laminate._apis.cohere.stream import PLAN_ID
+from laminate._apis.cohere.read import PLAN_ID
 
 from .request_support import Vector, needs_vectors, vectors
 from .request_validators import validate

@@ -31,7 +31,7 @@ from ._core.errors import (
 from ._core.events import Event
 from ._core.response import NormalizedResponse
 from ._framing import Batch, Decoder, Frame, error_from_frame, make_decoder
-from ._framing.document import Document, snippet
+from ._framing.document import BodyBuffer, snippet
 from ._framing.sniff import Sniffer, Tail
 
 __all__ = ["StreamNormalizer"]
@@ -94,8 +94,8 @@ class StreamNormalizer:
         self._sniffer = Sniffer(max_frame_bytes=max_frame_size, content_type=self._content_type)
         # An NDJSON stream's first bytes, kept until its first line parses, in case the
         # whole body is one pretty-printed document; and such a document.
-        self._head: Document | None = None
-        self._document: Document | None = None
+        self._head: BodyBuffer | None = None
+        self._document: BodyBuffer | None = None
         # Why the body was taken for one document (its first line is not JSON): the error
         # to raise if that document then grows past the cap, as when it came all at once.
         self._not_a_stream: MalformedStreamError | None = None
@@ -315,10 +315,10 @@ class StreamNormalizer:
             return b""
         kind, data = chosen
         if kind == "document":
-            self._document = Document(self._max_frame_size, data)
+            self._document = BodyBuffer(self._max_frame_size, data)
             return b""
         if kind == "ndjson":
-            self._head = Document(self._max_frame_size)
+            self._head = BodyBuffer(self._max_frame_size)
         self._decoder = make_decoder(kind, self._max_frame_size)
         self._batching = self._may_batch()
         return data
@@ -342,7 +342,7 @@ class StreamNormalizer:
         self._frame = None
 
     def _read_document(self) -> None:
-        document = self._document or Document(self._max_frame_size)
+        document = self._document or BodyBuffer(self._max_frame_size)
         self._read_body(document.parse(provider_known=self._provider is not None))
 
     def _read_body(self, data: dict[str, Any]) -> None:

@@ -23,14 +23,14 @@ __all__ = [
 def provider_from_url(path: str) -> str | None:
     """The provider named by an endpoint path, if it is a well-known one."""
     path = path.rstrip("/")
-    return next((name for name, api in APIS.items() if api.matches_url(path)), None)
+    return next((name for name, api in APIS.items() if api.hints.matches_url(path)), None)
 
 
 def provider_from_frame(event: str | None, obj: Any) -> str | None:
     """The provider whose frame this is, or ``None`` when this frame does not tell."""
     if not isinstance(obj, Mapping):
         return None
-    return next((name for name, api in APIS.items() if api.matches_frame(event, obj)), None)
+    return next((name for name, api in APIS.items() if api.hints.matches_frame(event, obj)), None)
 
 
 def describe(event: str | None, data: str) -> str:
@@ -43,7 +43,7 @@ def provider_from_body(data: Mapping[str, Any]) -> str | None:
     """The provider of a complete (non-streaming) body, from its shape (which fields it
     has, never their order); ``None`` when no API claims it. A body that two APIs claim
     is not guessed at: it is an :class:`UnknownProviderError` naming them."""
-    claims = [name for name, api in APIS.items() if api.matches_body(data)]
+    claims = [name for name, api in APIS.items() if api.hints.matches_body(data)]
     if len(claims) > 1:
         keys = ", ".join(sorted(map(str, data))[:8])
         raise UnknownProviderError(

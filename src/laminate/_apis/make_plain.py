@@ -6,7 +6,7 @@ Run it after changing a ``_plain``::
     python -m laminate._apis.make_plain          # writes every API's _made.py
     python -m laminate._apis.make_plain --check  # says which are stale, exits 1 if any
 
-It reads each ``_apis/<name>/stream.py`` as text (nothing is imported), finds the class
+It reads each ``_apis/<name>/read.py`` as text (nothing is imported), finds the class
 that defines ``_plain`` (a direct subclass of ``PlainReader``) and writes, beside it,
 ``_made.py``: ``_plain``'s statements inlined into the two methods, where returning a
 delta hands the piece to the assembler (``on_frame``) or gathers it (``run``), and
@@ -141,16 +141,16 @@ _Import = tuple[str, int, str, str | None]
 
 
 def targets(root: Path = _APIS) -> list[Path]:
-    """Every ``<api>/stream.py`` under ``root`` whose module has a class defining ``_plain``."""
+    """Every ``<api>/read.py`` under ``root`` whose module has a class defining ``_plain``."""
     return [
         path
-        for path in sorted(root.glob("*/stream.py"))
+        for path in sorted(root.glob("*/read.py"))
         if _reader(ast.parse(path.read_text("utf-8")), str(path)) is not None
     ]
 
 
 def made_source(
-    source: str, origin: str = "stream.py", module: str = "stream", plain: str = "..plain"
+    source: str, origin: str = "read.py", module: str = "read", plain: str = "..plain"
 ) -> str:
     """The text of ``_made.py`` for a handler module's ``source`` (``origin``: its file,
     named in the header; ``module``: its name beside ``_made.py``, which the made module

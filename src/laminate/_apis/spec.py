@@ -6,43 +6,45 @@ mock server and the demo look an API up here and never name one, so adding an AP
 package plus one line.
 
 What only the edges need is grouped in small records beside the core fields:
-:class:`Sdk` (how the API's SDKs are recognised without importing them), :class:`Http`
-(where its clients send requests, how they present a key and read an error: what the
-translating proxy serves and calls) and :class:`Mock` (how the mock server answers as the
-API, and the demo's first request to it).
+:class:`Hints` (how detection recognises the API's URLs, frames and bodies), :class:`Sdk`
+(how the API's SDKs are recognised without importing them), :class:`Http` (where its
+clients send requests, how they present a key and read an error: what the translating
+proxy serves and calls; a record without one is neither served nor called) and
+:class:`Mock` (how the mock server answers as the API, which is where and as ``Http``
+says unless it states otherwise, and the demo's first request to it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from .._core.assembler import Assembler
 from .._core.request import Loss, Request
 from .._framing import Framing
 from .base import Handler, HandlerOptions
+from .citations import Source, no_sources
 from .overflow import Overflow
-from .sources import Source, no_sources
 
 if TYPE_CHECKING:
     from .._core.errors import ProviderError
-    from .._core.response import NormalizedResponse, StopReason, Unknown
+    from .._core.response import NormalizedResponse, Unknown
     from .writer import Writer
 
 __all__ = [
     "DEFAULT_WRITE_OPTIONS",
     "Api",
-    "Carries",
     "Chunks",
+    "CloudEnvelope",
     "Counting",
     "Endpoint",
-    "Envelope",
     "Framing",
     "HandlerOptions",
+    "Hints",
     "Http",
+    "JsonObject",
     "MaxTokensField",
-    "Message",
     "Mock",
     "Overflow",
     "Sdk",
@@ -56,7 +58,8 @@ __all__ = [
     "common_error_kind",
 ]
 
-Message = dict[str, Any]
+JsonObject = dict[str, Any]
+"""A JSON object of an API's wire, as the request shapes build it (a message, a tool)."""
 WrittenBody = tuple[dict[str, Any], str, list[Loss]]
 """What a request writer gives: the body, the path (and query) to send it to, the losses."""
 MaxTokensField = Literal["auto", "max_tokens", "max_completion_tokens"]
@@ -211,7 +214,7 @@ class Chunks:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Envelope:
+class CloudEnvelope:
     """How a cloud serves an API's requests on endpoints of its own (Anthropic Messages
     on Bedrock's InvokeModel and on Vertex's rawPredict): the path names the model and
     whether the answer streams, the body carries the cloud's fields instead, the answer
@@ -251,7 +254,7 @@ class Endpoint:
     """Whether the answer streams when the request has no ``stream`` field."""
     model: str = "[^/]+"
     """What a model named in the path may be: a regular expression."""
-    envelope: Envelope | None = None
+    envelope: CloudEnvelope | None = None
     """The cloud's wrapping of the API's request and answer on this endpoint; ``None``:
     the API's own endpoint."""
 
@@ -339,20 +342,33 @@ class Http:
         return self.sse_query is not None and self.sse_query not in query.split("&")
 
 
+def _as_http(status: int, kind: str, message: str) -> dict[str, Any]:
+    """The default of :attr:`Mock.error_body`: a mark that its :class:`Api` puts its
+    :attr:`Http.error_body` in its place (it is never called)."""
+    raise TypeError("a Mock's error body is its Api's Http error body, set when the Api is built")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Mock:
-    """How the mock server answers as an API, and the demo's first request to it."""
+    """How the mock server answers as an API, and the demo's first request to it.
 
-    endpoints: tuple[Endpoint, ...]
-    """Where it answers; exact paths are tried before paths that name a model."""
-    error_body: Callable[[int, str, str], dict[str, Any]] = common_error_body
+    The mock server answers where the API's clients send requests and as the API answers
+    them, so it takes its endpoints and its error body from the API's :class:`Http`
+    record: a record states them here only where the mock server answers otherwise (the
+    :class:`Api` built with it fills them in, and refuses a ``Mock`` that leaves them to
+    an ``Http`` it does not have)."""
+
+    endpoints: tuple[Endpoint, ...] = ()
+    """Where it answers; exact paths are tried before paths that name a model (``()``,
+    the default: the :attr:`Http.endpoints`)."""
+    error_body: Callable[[int, str, str], dict[str, Any]] = _as_http
     """An error body, from ``(status, error type, message)``, in the shape its clients
-    read."""
+    read (by default, the :attr:`Http.error_body`)."""
     demo_model: str
     """The model the demo asks for."""
     demo_path: str
     """The endpoint the demo asks (``{model}``: the model), with its query."""
-    demo_request: Callable[[str, str, list[Message]], Message]
+    demo_request: Callable[[str, str, list[JsonObject]], JsonObject]
     """The demo's first request body from ``(model, prompt, tools array)``."""
 
     def demo_endpoint(self) -> str:
@@ -361,49 +377,19 @@ class Mock:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Carries:
-    """What an API's writers (its stream and its complete body) carry of an answer, as its
-    own reader reads them back: what an answer keeps when written as this API. The table
-    in ``docs/writing-streams.md`` says the same in words, and the round trip over every
-    writer checks both against the writers."""
+class Hints:
+    """How detection (``_apis/detect.py``) recognises an API its caller did not name: by
+    the endpoint path, by a stream's frames, by a complete body's shape. Detection asks
+    the records in the registry's order and takes the first that says yes (a body that
+    two claim is refused), so a record whose hints are generic goes after the records
+    whose hints are specific. Each hint says no by default."""
 
-    counts: tuple[str, ...]
-    """The :class:`~laminate.Usage` counts kept (one that was not reported may read back
-    as the schema's placeholder 0)."""
-    stop_reasons: Mapping[str, StopReason]
-    """How its reader names a stop string: a value written as it was sent (one this API
-    has no name for) reads back through this table."""
-    stop_lost: Mapping[str | None, str | None] = field(default_factory=dict)
-    """Stop kinds it has no value for, and the kind its reader gives instead (``None``:
-    an unknown value; the key ``None``: a value no reader knew)."""
-    foreign_stop: str = ""
-    """The value another API's unknown stop string is written as (``""``: as it was
-    sent)."""
-    calls_name_tool_use: bool = False
-    """Its reader says tool use when the wire says a plain end and the answer has calls."""
-    tool_use_needs_calls: bool = False
-    """Tool use and a plain end are one value on its wire: tool use without a call reads
-    back as a plain end."""
-    reasoning_needs_output: bool = False
-    """Its reader adds the reasoning count to the output count, so one without an output
-    count is lost."""
-    response_id: bool = True
-    """The response id is written."""
-    model: bool = True
-    """The model name is written."""
-    call_ids: bool = True
-    """Tool-call ids are written (else its reader makes new ones)."""
-    invalid_calls: bool = True
-    """A call whose arguments are not a JSON object is written in a stream."""
-    invalid_calls_in_body: bool = True
-    """... and in a complete body."""
-    opaque_in_body: bool = True
-    """Its own opaque tokens (signatures, encrypted reasoning) go back in a complete body
-    too (a stream always carries them back)."""
-    body_stop_kinds: frozenset[str] = frozenset()
-    """Stop kinds a complete body names although a stream cannot: said by how the text is
-    written, which a stream decides before the stop reason is known (so only an answer
-    with text can say them)."""
+    matches_url: Callable[[str], bool] = _never
+    """Whether an endpoint path (no query) is this API's."""
+    matches_frame: Callable[[str | None, Any], bool] = _never
+    """Whether a stream's parsed frame (with its SSE event name) is this API's."""
+    matches_body: Callable[[Mapping[str, Any]], bool] = _never
+    """Whether a complete body is this API's."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -423,23 +409,19 @@ class Api:
     input_includes_cache: bool = False
     """Whether its input count already holds the cached tokens (``Usage``'s field of the
     same name; the assembler of each of its answers is told)."""
-    tool: Callable[[ToolDefinition], Message]
+    tool: Callable[[ToolDefinition], JsonObject]
     """One entry of the request's ``tools`` array."""
-    tools_array: Callable[[list[Message]], list[Message]] = list
+    tools_array: Callable[[list[JsonObject]], list[JsonObject]] = list
     """The request's ``tools`` array from the entries of ``tool`` (as they are, by
     default; Gemini nests them in one ``functionDeclarations`` tool)."""
-    assistant: Callable[[NormalizedResponse, str | None], Message | list[Message]]
+    assistant: Callable[[NormalizedResponse, str | None], JsonObject | list[JsonObject]]
     """The assistant turn in this API's request shape."""
-    results: Callable[[Sequence[ToolOutcome]], list[Message]]
+    results: Callable[[Sequence[ToolOutcome]], list[JsonObject]]
     """Tool results in this API's request shape."""
     write_body: Callable[[NormalizedResponse], dict[str, Any]]
     """A complete body of this API for a normalized response."""
-    matches_url: Callable[[str], bool] = _never
-    """Whether an endpoint path (no query) is this API's."""
-    matches_frame: Callable[[str | None, Any], bool] = _never
-    """Whether a stream's parsed frame (with its SSE event name) is this API's."""
-    matches_body: Callable[[Mapping[str, Any]], bool] = _never
-    """Whether a complete body is this API's."""
+    hints: Hints = Hints()
+    """How detection recognises it."""
     model_from_url: Callable[[str], str] | None = None
     """The model an endpoint path (no query) names (``""``: none), for an API whose
     streams do not name it (Bedrock's ``/model/{modelId}/converse-stream``)."""
@@ -452,8 +434,6 @@ class Api:
     encoder: Callable[[], Writer] | None = None
     """A new stream writer for this API (``event(ev) -> bytes``, ``close() -> bytes``; see
     ``_apis/writer.py``), or ``None`` when laminate does not write its streams."""
-    carries: Carries | None = None
-    """What its writers carry of an answer (``None`` when it has no writer)."""
     sources: Callable[[Unknown], list[Source]] = no_sources
     """What one of its ``Unknown`` blocks cites (a citation, Gemini's grounding): web
     pages and documents, for writers that list sources (the AI SDK stream)."""
@@ -481,3 +461,21 @@ class Api:
     it)."""
     mock: Mock | None = None
     """How the mock server answers as this API (``None``: it does not)."""
+
+    def __post_init__(self) -> None:
+        # What the Mock leaves out is the Http record's: the mock server answers where and
+        # as the API's clients expect.
+        mock = self.mock
+        if mock is None or (mock.endpoints and mock.error_body is not _as_http):
+            return
+        if self.http is None:
+            raise TypeError(
+                f"the {self.name!r} record's Mock takes its endpoints or its error body from "
+                "an Http record, and it has none"
+            )
+        filled = replace(
+            mock,
+            endpoints=mock.endpoints or self.http.endpoints,
+            error_body=self.http.error_body if mock.error_body is _as_http else mock.error_body,
+        )
+        object.__setattr__(self, "mock", filled)

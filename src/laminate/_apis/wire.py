@@ -57,14 +57,14 @@ from typing import Any, Final, TypeVar, overload
 
 from .._core.response import NormalizedResponse
 from .registry import ItemsTurn, MessageTurn, api
-from .spec import Message, ToolDefinition, ToolOutcome
+from .spec import JsonObject, ToolDefinition, ToolOutcome
 
 __all__ = ["append_turn", "assistant_message", "tool_definitions", "tool_results"]
 
 _WANTED: Final = "tool wire shapes"
 
 
-def tool_definitions(tools: Iterable[ToolDefinition], provider: str) -> list[Message]:
+def tool_definitions(tools: Iterable[ToolDefinition], provider: str) -> list[JsonObject]:
     """The ``tools`` array of a request to ``provider``."""
     record = api(provider, wanted=_WANTED)
     return record.tools_array([record.tool(tool) for tool in tools])
@@ -76,23 +76,23 @@ def assistant_message(
     provider: MessageTurn,
     *,
     reasoning_field: str | None = ...,
-) -> Message: ...
+) -> JsonObject: ...
 @overload
 def assistant_message(
     response: NormalizedResponse,
     provider: ItemsTurn,
     *,
     reasoning_field: str | None = ...,
-) -> list[Message]: ...
+) -> list[JsonObject]: ...
 @overload
 def assistant_message(
     response: NormalizedResponse, provider: str, *, reasoning_field: str | None = ...
-) -> Message | list[Message]: ...
+) -> JsonObject | list[JsonObject]: ...
 
 
 def assistant_message(
     response: NormalizedResponse, provider: str, *, reasoning_field: str | None = None
-) -> Message | list[Message]:
+) -> JsonObject | list[JsonObject]:
     """The assistant turn of ``response`` in ``provider``'s request shape.
 
     A message ``dict`` to append to ``messages``, except for ``"openai-responses"``,
@@ -104,7 +104,7 @@ def assistant_message(
     return api(provider, wanted=_WANTED).assistant(response, reasoning_field)
 
 
-def tool_results(results: Iterable[ToolOutcome], provider: str) -> list[Message]:
+def tool_results(results: Iterable[ToolOutcome], provider: str) -> list[JsonObject]:
     """``results`` in ``provider``'s request shape: the list to append to ``messages``
     (or ``input``) after the assistant turn. Empty when there are no results."""
     return api(provider, wanted=_WANTED).results(list(results))

@@ -156,11 +156,11 @@ class Output:
         self.count = 0
         self.transcript: Transcript | None = None
         if fmt == "pretty":
-            from .demo import PlainWriter, RichWriter, Transcript
+            from .demo import PlainSink, RichSink, Transcript
 
             console = rich_console(stream)
-            writer = RichWriter(console) if console is not None else PlainWriter(stream, live=live)
-            self.transcript = Transcript(writer)
+            sink = RichSink(console) if console is not None else PlainSink(stream, live=live)
+            self.transcript = Transcript(sink)
 
     def events(self, events: Iterable[Event]) -> None:
         for event in events:

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
     from .._tools.registry import ToolRegistry
 
-__all__ = ["PROVIDERS", "PlainWriter", "ProviderRun", "RichWriter", "Transcript", "run_demo"]
+__all__ = ["PROVIDERS", "PlainSink", "ProviderRun", "RichSink", "Transcript", "run_demo"]
 
 PROMPT: Final = "Write a slugify(title) helper to slugify.py, then run its doctest."
 ENDPOINTS: Final = {
@@ -57,11 +57,13 @@ _INDENT: Final = "      "
 # -- writing ------------------------------------------------------------------------------
 
 
-class Writer(Protocol):
+class Sink(Protocol):
+    """Where the demo's text goes: a plain stream, or a rich console with styles."""
+
     def write(self, text: str, style: str = "") -> None: ...
 
 
-class PlainWriter:
+class PlainSink:
     """Text only: no colour, no cursor movement. ``live``: flush every write."""
 
     def __init__(self, stream: IO[str], *, live: bool = True) -> None:
@@ -74,7 +76,7 @@ class PlainWriter:
             self.stream.flush()
 
 
-class RichWriter:
+class RichSink:
     def __init__(self, console: Console) -> None:
         self.console = console
 
@@ -245,8 +247,8 @@ def _panel(call: _Call) -> RenderableType:
 class Transcript:
     """Renders events as they arrive. ``console`` switches tool calls to live panels."""
 
-    def __init__(self, writer: Writer, console: Console | None = None) -> None:
-        self.writer = writer
+    def __init__(self, sink: Sink, console: Console | None = None) -> None:
+        self.sink = sink
         self.at_line_start = True
         self.calls: _AppendCalls | _LiveCalls = (
             _LiveCalls(self, console) if console is not None else _AppendCalls(self)
@@ -254,7 +256,7 @@ class Transcript:
 
     def write(self, text: str, style: str = "") -> None:
         if text:
-            self.writer.write(text, style)
+            self.sink.write(text, style)
             self.at_line_start = text.endswith("\n")
 
     def newline(self) -> None:
@@ -374,28 +376,28 @@ class _Screen:
 
     def __init__(self, console: Console | None, stream: IO[str]) -> None:
         self.console = console
-        self.writer: Writer = RichWriter(console) if console is not None else PlainWriter(stream)
+        self.sink: Sink = RichSink(console) if console is not None else PlainSink(stream)
 
     def transcript(self) -> Transcript:
-        return Transcript(self.writer, self.console)
+        return Transcript(self.sink, self.console)
 
     def heading(self, text: str) -> None:
         if self.console is not None:
             self.console.rule(text, style="blue")
         else:
-            self.writer.write(f"\n=== {text} ===\n")
+            self.sink.write(f"\n=== {text} ===\n")
 
     def note(self, text: str) -> None:
         if self.console is not None:
             self.console.print(text, style="yellow", markup=False, highlight=False)
         else:
-            self.writer.write(text + "\n")
+            self.sink.write(text + "\n")
 
     def summary(self, run: ProviderRun) -> None:
         if self.console is None:
-            self.writer.write(f"\n--- {run.provider} summary ---\n")
+            self.sink.write(f"\n--- {run.provider} summary ---\n")
             for label, value in run.rows():
-                self.writer.write(f"  {label:<14}{value}\n")
+                self.sink.write(f"  {label:<14}{value}\n")
             return
         from rich.panel import Panel
         from rich.table import Table

@@ -78,9 +78,9 @@ DEMO_PACE: Final = 0.012
 """Seconds between frames in ``laminate demo``: about the pace of a fast model."""
 
 Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
+AsgiMessage = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[AsgiMessage]]
+Send = Callable[[AsgiMessage], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)

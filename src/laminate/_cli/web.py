@@ -68,13 +68,14 @@ from .._core.partial_json import JSONPath
 from .._core.response import NormalizedResponse, ToolUse
 from .._core.serialize import usage_to_dict
 from .._encode.encoder import StreamEncoder
+from .._framing import MEDIA_TYPES
 from .._io.adapters import normalize_stream
 from .._tools.registry import ToolRegistry
 from .demo import _ENDPOINT, PROMPT, PROVIDERS, demo_tools, first_request, supported
 from .server import (
     DEMO_PACE,
     DEMO_STREAMS,
-    Message,
+    AsgiMessage,
     MockProvider,
     Receive,
     Scope,
@@ -104,6 +105,7 @@ CLOSE_GRACE: Final = 2.0
 """Seconds without a page before the demo stops: a reload comes back sooner."""
 _PENDING_MAX: Final = 64  # next-turn requests kept for pages that have not asked yet
 _SSE_HEADERS: Final = [(b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no")]
+_SSE_TYPE: Final = f"{MEDIA_TYPES['sse']}; charset=utf-8".encode()
 
 
 def _part(chunk: dict[str, Any]) -> bytes:
@@ -377,7 +379,7 @@ class WebDemo:
 
 
 def _sse_headers() -> list[tuple[bytes, bytes]]:
-    return [(b"content-type", b"text/event-stream; charset=utf-8"), *_SSE_HEADERS]
+    return [(b"content-type", _SSE_TYPE), *_SSE_HEADERS]
 
 
 async def _respond(send: Send, status: int, content_type: str, body: bytes) -> None:
@@ -393,7 +395,7 @@ async def _respond(send: Send, status: int, content_type: str, body: bytes) -> N
 async def _read_json(receive: Receive) -> Any:
     body = bytearray()
     while True:
-        message: Message = await receive()
+        message: AsgiMessage = await receive()
         if message["type"] == "http.disconnect":
             return None
         body += message.get("body", b"")

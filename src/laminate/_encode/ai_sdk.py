@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from .._apis.citations import Source, no_sources
 from .._apis.registry import APIS
-from .._apis.sources import Source, no_sources
 from .._apis.writer import Failure, StreamWriter, dumps, json_bytes
 from .._core.events import ResponseStart
 from .._core.response import (

@@ -3,7 +3,7 @@
 
 ``StreamEncoder`` is sans-IO, like ``StreamNormalizer`` in the other direction: events in,
 bytes out, no I/O. It looks the target up once: a provider name finds its API record's
-``encoder`` (each ``_apis/<name>/encode.py`` holds one writer), ``"ai-sdk"`` and
+``encoder`` (each ``_apis/<name>/write_stream.py`` holds one writer), ``"ai-sdk"`` and
 ``"events"`` live here because they are not provider APIs. The async and sync shells are
 thin loops over it, and close the event source when they stop early.
 """

@@ -1,7 +1,7 @@
 """One JSON document instead of a stream: a complete body, or an error body, sent where
 a stream was asked for (or a pretty-printed body whose first line is not JSON).
 
-:class:`Document` gathers it up to a cap and parses it once, at the end; a text that
+:class:`BodyBuffer` gathers it up to a cap and parses it once, at the end; a text that
 ends too soon is an :class:`IncompleteStreamError` (a retry may succeed), anything else
 that is not one JSON object a :class:`MalformedStreamError` at the offset of its first
 byte that is not white space.
@@ -15,7 +15,7 @@ from typing import Any
 from .._core.errors import IncompleteStreamError, MalformedStreamError
 from .._core.partial_json import ArgumentsView
 
-__all__ = ["Document", "snippet"]
+__all__ = ["BodyBuffer", "snippet"]
 
 
 def snippet(data: str) -> str:
@@ -23,7 +23,7 @@ def snippet(data: str) -> str:
     return data if len(data) <= 80 else data[:77] + "..."
 
 
-class Document:
+class BodyBuffer:
     """The bytes of one JSON document, up to ``max_bytes``."""
 
     __slots__ = ("_data", "_max")

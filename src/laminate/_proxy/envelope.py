@@ -1,4 +1,4 @@
-"""A cloud's endpoints of an API (an :class:`~laminate._apis.spec.Envelope`: Anthropic
+"""A cloud's endpoints of an API (an :class:`~laminate._apis.spec.CloudEnvelope`: Anthropic
 Messages on Bedrock's InvokeModel and on Vertex's rawPredict), served by the app of the
 API's own endpoint.
 
@@ -23,7 +23,7 @@ from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .._apis.spec import Envelope, Http
+from .._apis.spec import CloudEnvelope, Http
 from .._framing import MEDIA_TYPES, framing_of
 from .._framing.writers import ChunkWriter
 from .._io.sources import http_error
@@ -57,7 +57,7 @@ class EnvelopeRoute:
     def __init__(
         self,
         inner: ASGIApp,
-        envelope: Envelope,
+        envelope: CloudEnvelope,
         http: Http,
         *,
         path: str,
@@ -159,7 +159,7 @@ class _Reply:
 
     __slots__ = ("_envelope", "_error", "_framer", "_send")
 
-    def __init__(self, send: Send, envelope: Envelope) -> None:
+    def __init__(self, send: Send, envelope: CloudEnvelope) -> None:
         self._send = send
         self._envelope = envelope
         self._framer: ChunkWriter | None = None

@@ -7,12 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ..spec import Api, Endpoint, Http, Mock, Sdk
+from ..spec import Api, Endpoint, Hints, Http, Mock, Sdk
 from . import request
-from .body import error_body, error_kind, write_body
 from .clouds import CLOUD_ENDPOINTS
-from .encode import CARRIES, OVERFLOW, AnthropicWriter, sources
-from .stream import AnthropicHandler, parse_body
+from .read import AnthropicHandler, parse_body
+from .write_body import error_body, error_kind, write_body
+from .write_stream import OVERFLOW, AnthropicWriter, sources
 
 __all__ = ["API"]
 
@@ -67,11 +67,12 @@ API = Api(
     results=request.results,
     write_body=write_body,
     encoder=AnthropicWriter,
-    carries=CARRIES,
     sources=sources,
-    matches_url=_matches_url,
-    matches_frame=_matches_frame,
-    matches_body=_matches_body,
+    hints=Hints(
+        matches_url=_matches_url,
+        matches_frame=_matches_frame,
+        matches_body=_matches_body,
+    ),
     sdk=Sdk(
         modules=("anthropic",),
         accepted="anthropic Stream / AsyncStream, messages.stream()",
@@ -90,8 +91,6 @@ API = Api(
         keepalive=b'event: ping\ndata: {"type": "ping"}\n\n',
     ),
     mock=Mock(
-        endpoints=_ENDPOINTS,
-        error_body=error_body,
         demo_model="claude-sonnet-4-5",
         demo_path="/v1/messages",
         demo_request=request.first_request,

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ..base import aws_error_body, aws_error_kind
-from ..spec import Chunks, Endpoint, Envelope
+from ..spec import Chunks, CloudEnvelope, Endpoint
 
 __all__ = ["CLOUD_ENDPOINTS", "unwrap"]
 
@@ -85,7 +85,7 @@ def _stream_error(event: str | None, data: str) -> tuple[str, str] | None:
     return name or _STREAM_FAILURE, message if isinstance(message, str) else data
 
 
-_AWS: Final = Envelope(
+_AWS: Final = CloudEnvelope(
     path=_OWN_PATH,
     unwrap=unwrap,
     chunks=Chunks(error=_stream_error, failure=_STREAM_FAILURE),
@@ -93,7 +93,7 @@ _AWS: Final = Envelope(
     error_kind=aws_error_kind,
     error_type_header="x-amzn-errortype",
 )
-_VERTEX: Final = Envelope(
+_VERTEX: Final = CloudEnvelope(
     path=_OWN_PATH,
     unwrap=unwrap,
     count_tokens=f"{_VERTEX_MODELS}/count-tokens:rawPredict",

@@ -13,12 +13,12 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from ..._framing.eventstream import is_exception_name
-from ..spec import Api, Counting, Endpoint, Http, Mock, answer_field
+from ..spec import Api, Counting, Endpoint, Hints, Http, Mock, answer_field
 from . import request
-from .body import error_body, error_kind, write_body
-from .encode import CARRIES, OVERFLOW, BedrockWriter, sources
+from .read import EVENTS, BedrockHandler, parse_body
 from .sdk import SDK
-from .stream import EVENTS, BedrockHandler, parse_body
+from .write_body import error_body, error_kind, write_body
+from .write_stream import OVERFLOW, BedrockWriter, sources
 
 __all__ = ["API"]
 
@@ -71,11 +71,12 @@ API = Api(
     call_id_rule=r"[A-Za-z0-9_-]{1,64}",
     write_body=write_body,
     encoder=BedrockWriter,
-    carries=CARRIES,
     sources=sources,
-    matches_url=_matches_url,
-    matches_frame=_matches_frame,
-    matches_body=_matches_body,
+    hints=Hints(
+        matches_url=_matches_url,
+        matches_frame=_matches_frame,
+        matches_body=_matches_body,
+    ),
     model_from_url=_model_from_url,
     # AWS names an error's type in a header ("ThrottlingException:http://...").
     error_type_header="x-amzn-errortype",
@@ -96,8 +97,6 @@ API = Api(
         ),
     ),
     mock=Mock(
-        endpoints=_ENDPOINTS,
-        error_body=error_body,
         demo_model="us.anthropic.claude-sonnet-4-5-20250929-v1:0",
         demo_path="/model/{model}/converse-stream",
         demo_request=request.first_request,

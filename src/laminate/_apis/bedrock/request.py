@@ -68,7 +68,7 @@ from ..requestkit import (
 )
 from ..shapes import arguments_object
 from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
-from ..spec import Message as Json
+from ..spec import JsonObject as Json
 
 __all__ = [
     "EMPTY_OUTPUT",

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .. import shapes
-from ..spec import Api, Endpoint, Http, Mock, Sdk
+from ..spec import Api, Endpoint, Hints, Http, Mock, Sdk
 from . import request
-from .body import write_body
-from .encode import CARRIES, OVERFLOW, CohereWriter, sources
-from .stream import CohereHandler, parse_body
+from .read import CohereHandler, parse_body
+from .write_body import write_body
+from .write_stream import OVERFLOW, CohereWriter, sources
 
 __all__ = ["API"]
 
@@ -69,11 +69,12 @@ API = Api(
     tool_name_rule=r".+",
     write_body=write_body,
     encoder=CohereWriter,
-    carries=CARRIES,
     sources=sources,
-    matches_url=_matches_url,
-    matches_frame=_matches_frame,
-    matches_body=_matches_body,
+    hints=Hints(
+        matches_url=_matches_url,
+        matches_frame=_matches_frame,
+        matches_body=_matches_body,
+    ),
     sdk=Sdk(modules=("cohere",)),
     http=Http(
         overflow=OVERFLOW,
@@ -83,7 +84,6 @@ API = Api(
         keepalive=b": keep-alive\n\n",
     ),
     mock=Mock(
-        endpoints=_ENDPOINTS,
         demo_model="command-a-03-2025",
         demo_path="/v2/chat",
         demo_request=shapes.chat_request,

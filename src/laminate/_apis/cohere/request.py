@@ -49,8 +49,8 @@ from ..requestkit import (
 )
 from ..shapes import ERROR_PREFIX, arguments_text, copy_value, described
 from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
-from ..spec import Message as Json
-from .stream import PLAN_ID
+from ..spec import JsonObject as Json
+from .read import PLAN_ID
 
 __all__ = ["PATH", "assistant", "read_request", "results", "tool", "write_request"]
 

@@ -7,12 +7,12 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from ..spec import Api, Counting, Endpoint, Http, Mock, answer_field
+from ..spec import Api, Counting, Endpoint, Hints, Http, Mock, answer_field
 from . import request
-from .body import error_body, error_kind, write_body
-from .encode import CARRIES, OVERFLOW, GeminiWriter, sources
+from .read import GeminiHandler, parse_body
 from .sdk import SDK
-from .stream import GeminiHandler, parse_body
+from .write_body import error_body, error_kind, write_body
+from .write_stream import OVERFLOW, GeminiWriter, sources
 
 __all__ = ["API"]
 
@@ -60,11 +60,12 @@ API = Api(
     tool_name_rule=r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}",
     write_body=write_body,
     encoder=GeminiWriter,
-    carries=CARRIES,
     sources=sources,
-    matches_url=_matches_url,
-    matches_frame=_matches_frame,
-    matches_body=_is_response,
+    hints=Hints(
+        matches_url=_matches_url,
+        matches_frame=_matches_frame,
+        matches_body=_is_response,
+    ),
     turn_key="contents",
     sdk=SDK,
     http=Http(
@@ -89,8 +90,6 @@ API = Api(
         ),
     ),
     mock=Mock(
-        endpoints=_ENDPOINTS,
-        error_body=error_body,
         demo_model="gemini-3-pro-preview",
         demo_path="/v1beta/models/{model}:streamGenerateContent?alt=sse",
         demo_request=request.first_request,

@@ -1,4 +1,4 @@
-# Generated from GeminiHandler._plain in gemini/stream.py by
+# Generated from GeminiHandler._plain in gemini/read.py by
 #     python -m laminate._apis.make_plain
 # Do not edit: change _plain and run the command again (tests/test_plain.py fails
 # while this file is not what the command writes).
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final
 from ..plain import hand_over as _hand_over
 
 if TYPE_CHECKING:
-    from .stream import GeminiHandler
+    from .read import GeminiHandler
 
 _TEXT: Final = 0
 

@@ -62,7 +62,7 @@ from ..requestkit import (
 )
 from ..shapes import arguments_object
 from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
-from .stream import METADATA
+from .read import METADATA
 
 __all__ = [
     "MADE_UP_ID",

@@ -6,12 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import shapes
-from ..spec import Api, Endpoint, Http, Mock
+from ..spec import Api, Endpoint, Hints, Http, Mock
 from . import request
-from .body import error_body, write_body
-from .encode import CARRIES, OVERFLOW, OllamaWriter
+from .read import OllamaHandler, parse_body
 from .sdk import SDK
-from .stream import OllamaHandler, parse_body
+from .write_body import error_body, write_body
+from .write_stream import OVERFLOW, OllamaWriter
 
 __all__ = ["API"]
 
@@ -46,10 +46,11 @@ API = Api(
     tool_name_rule=r".+",
     write_body=write_body,
     encoder=OllamaWriter,
-    carries=CARRIES,
-    matches_url=_matches_url,
-    matches_frame=_matches_frame,
-    matches_body=_matches_body,
+    hints=Hints(
+        matches_url=_matches_url,
+        matches_frame=_matches_frame,
+        matches_body=_matches_body,
+    ),
     sdk=SDK,
     http=Http(
         overflow=OVERFLOW,
@@ -59,8 +60,6 @@ API = Api(
         error_body=error_body,
     ),
     mock=Mock(
-        endpoints=_ENDPOINTS,
-        error_body=error_body,
         demo_model="qwen3:8b",
         demo_path="/api/chat",
         demo_request=shapes.chat_request,

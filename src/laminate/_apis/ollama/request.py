@@ -39,7 +39,7 @@ from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Tex
 from ..requestkit import Losses, at, copy_json, get, invalid, items, need, object_at
 from ..shapes import ERROR_PREFIX, arguments_object, described
 from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
-from ..spec import Message as Json
+from ..spec import JsonObject as Json
 
 __all__ = ["PATH", "assistant", "read_request", "results", "tool", "write_request"]
 

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import shapes
-from ..spec import Api, Endpoint, Http, Mock, Sdk
+from ..spec import Api, Endpoint, Hints, Http, Mock, Sdk
 from . import request
-from .body import write_body
-from .encode import CARRIES, OVERFLOW, OpenAIChatWriter, sources
-from .stream import OpenAIChatHandler, parse_body
+from .read import OpenAIChatHandler, parse_body
+from .write_body import write_body
+from .write_stream import OVERFLOW, OpenAIChatWriter, sources
 
 __all__ = ["API"]
 
@@ -50,11 +50,12 @@ API = Api(
     results=request.results,
     write_body=write_body,
     encoder=OpenAIChatWriter,
-    carries=CARRIES,
     sources=sources,
-    matches_url=_matches_url,
-    matches_frame=_matches_frame,
-    matches_body=_matches_body,
+    hints=Hints(
+        matches_url=_matches_url,
+        matches_frame=_matches_frame,
+        matches_body=_matches_body,
+    ),
     sdk=Sdk(
         modules=("openai", "litellm"),
         accepted="openai Stream / AsyncStream, with_streaming_response, litellm chunk iterators",
@@ -70,7 +71,6 @@ API = Api(
         keepalive=b": keep-alive\n\n",
     ),
     mock=Mock(
-        endpoints=_ENDPOINTS,
         demo_model="deepseek-reasoner",
         demo_path="/v1/chat/completions",
         demo_request=shapes.chat_request,

@@ -66,7 +66,7 @@ from ..requestkit import (
 )
 from ..shapes import arguments_text, reasoning_text
 from ..spec import DEFAULT_WRITE_OPTIONS, ToolDefinition, ToolOutcome, WriteOptions, WrittenBody
-from ..spec import Message as Json
+from ..spec import JsonObject as Json
 
 __all__ = ["PATH", "assistant", "read_request", "results", "tool", "write_request"]
 
@@ -480,7 +480,9 @@ def _part(block: Block, own: bool, path: str, losses: Losses) -> Json | None:
                 image.update(copy_json(dict(block.extra)))
             else:
                 for key, value in block.extra.items():
-                    if key == "detail" and value in _DETAILS:  # the Responses API's too
+                    if (
+                        key == "detail" and isinstance(value, str) and value in _DETAILS
+                    ):  # the Responses API's too
                         image["detail"] = value
                     else:
                         losses.add(at(path, key), "source-only")

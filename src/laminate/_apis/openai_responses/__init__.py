@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..spec import Api, Counting, Endpoint, Http, Mock, Sdk, answer_field
+from ..spec import Api, Counting, Endpoint, Hints, Http, Mock, Sdk, answer_field
 from . import request
-from .body import write_body
-from .encode import CARRIES, OVERFLOW, OpenAIResponsesWriter, sources
-from .stream import OpenAIResponsesHandler, parse_body
+from .read import OpenAIResponsesHandler, parse_body
+from .write_body import write_body
+from .write_stream import OVERFLOW, OpenAIResponsesWriter, sources
 
 __all__ = ["API"]
 
@@ -46,11 +46,12 @@ API = Api(
     results=request.results,
     write_body=write_body,
     encoder=OpenAIResponsesWriter,
-    carries=CARRIES,
     sources=sources,
-    matches_url=_matches_url,
-    matches_frame=_matches_frame,
-    matches_body=_matches_body,
+    hints=Hints(
+        matches_url=_matches_url,
+        matches_frame=_matches_frame,
+        matches_body=_matches_body,
+    ),
     turn_key="input",
     sdk=Sdk(
         modules=("openai.types.responses", "openai.lib.streaming.responses"),
@@ -70,7 +71,6 @@ API = Api(
         ),
     ),
     mock=Mock(
-        endpoints=_ENDPOINTS,
         demo_model="gpt-5-mini",
         demo_path="/v1/responses",
         demo_request=request.first_request,

@@ -1,4 +1,4 @@
-# Generated from OpenAIResponsesHandler._plain in openai_responses/stream.py by
+# Generated from OpenAIResponsesHandler._plain in openai_responses/read.py by
 #     python -m laminate._apis.make_plain
 # Do not edit: change _plain and run the command again (tests/test_plain.py fails
 # while this file is not what the command writes).
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..plain import hand_over as _hand_over
 
 if TYPE_CHECKING:
-    from .stream import OpenAIResponsesHandler
+    from .read import OpenAIResponsesHandler
 
 __all__ = ["on_frame", "run"]
 

@@ -8,7 +8,7 @@ from typing import Any
 from ..._core.response import InvalidToolUse, NormalizedResponse, ToolUse, Unknown
 from ..shapes import arguments_text
 from ..writer import new_id
-from .encode import OpenAIChatWriter, stop_of, usage_of
+from .write_stream import OpenAIChatWriter, stop_of, usage_of
 
 __all__ = ["write_body"]
 

@@ -10,7 +10,7 @@ from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unkn
 from ..base import aws_error_body as error_body
 from ..base import aws_error_kind as error_kind
 from ..shapes import copy_value
-from .encode import stop_of, usage_of
+from .write_stream import stop_of, usage_of
 
 __all__ = ["error_body", "error_kind", "write_body"]
 

@@ -39,13 +39,13 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
+from ..citations import Source, is_text, web_source
 from ..shapes import counts
-from ..sources import Source, is_text, web_source
-from ..spec import Carries, Overflow
+from ..spec import Overflow
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
-from .stream import METADATA, STOP_REASONS
+from .read import METADATA, STOP_REASONS
 
-__all__ = ["CARRIES", "OVERFLOW", "GeminiWriter", "sources", "stop_of", "usage_of"]
+__all__ = ["OVERFLOW", "GeminiWriter", "sources", "stop_of", "usage_of"]
 
 # The finishReason for a stop kind: Gemini has no tool, refusal or pause reason.
 _FINISH: Final = {
@@ -149,25 +149,6 @@ class GeminiWriter(StreamWriter):
             code, status = 400, "INVALID_ARGUMENT"
         error = {"code": code, "message": failure.message, "status": status}
         return b"data: " + dumps({"error": error}) + b"\r\n\r\n"
-
-
-# What these writers carry, as this API's reader reads them back.
-CARRIES: Final = Carries(
-    counts=("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"),
-    stop_reasons=STOP_REASONS,
-    stop_lost={
-        "stop_sequence": "end_turn",
-        "pause_turn": "end_turn",
-        "context_window_exceeded": "max_tokens",
-        "refusal": "content_filter",
-    },
-    foreign_stop="OTHER",
-    calls_name_tool_use=True,
-    tool_use_needs_calls=True,  # "STOP" either way
-    reasoning_needs_output=True,
-    invalid_calls=False,  # `args` must be an object
-    invalid_calls_in_body=False,
-)
 
 
 def stop_of(response: NormalizedResponse) -> str:

@@ -16,8 +16,8 @@ from ..._core.flex import FlexValue
 from ..._core.response import InvalidToolUse, NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import arguments_text, copy_value
 from ..writer import new_id
-from .encode import CohereWriter, stop_of, usage_of
-from .stream import PLAN_ID
+from .read import PLAN_ID
+from .write_stream import CohereWriter, stop_of, usage_of
 
 __all__ = ["write_body"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._core.response import NormalizedResponse
-from .encode import stop_of, usage_of
+from .write_stream import stop_of, usage_of
 
 __all__ = ["error_body", "write_body"]
 

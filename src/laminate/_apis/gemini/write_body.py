@@ -15,8 +15,8 @@ from typing import Any, Final
 from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..shapes import copy_value
 from ..writer import new_id
-from .encode import GeminiWriter, stop_of, usage_of
-from .stream import METADATA
+from .read import METADATA
+from .write_stream import GeminiWriter, stop_of, usage_of
 
 __all__ = ["error_body", "write_body"]
 

@@ -13,11 +13,11 @@ from typing import Final
 from ..._core.events import ResponseStart
 from ..._core.response import ContentBlock, NormalizedResponse, ToolUse
 from ..shapes import counts
-from ..spec import Carries, Overflow
+from ..spec import Overflow
 from ..writer import Failure, StreamWriter, dumps, json_bytes, wire_stop
-from .stream import STOP_REASONS
+from .read import STOP_REASONS
 
-__all__ = ["CARRIES", "OVERFLOW", "OllamaWriter", "stop_of", "usage_of"]
+__all__ = ["OVERFLOW", "OllamaWriter", "stop_of", "usage_of"]
 
 _STOP: Final = {
     "end_turn": "stop",
@@ -27,26 +27,6 @@ _STOP: Final = {
     "context_window_exceeded": "length",
 }
 _CREATED: Final = b'"created_at":"1970-01-01T00:00:00Z",'
-
-
-# What these writers carry, as this API's reader reads them back.
-CARRIES: Final = Carries(
-    counts=("input_tokens", "output_tokens", "cache_read_tokens"),
-    stop_reasons=STOP_REASONS,
-    stop_lost={
-        "stop_sequence": "end_turn",
-        "context_window_exceeded": "max_tokens",
-        "content_filter": None,
-        "refusal": None,
-        "pause_turn": None,
-    },
-    calls_name_tool_use=True,
-    tool_use_needs_calls=True,  # "stop" either way
-    response_id=False,
-    call_ids=False,
-    invalid_calls=False,  # `arguments` must be an object
-    invalid_calls_in_body=False,
-)
 
 
 def stop_of(response: NormalizedResponse) -> str:

@@ -32,21 +32,13 @@ from ..._core.response import (
     Unknown,
 )
 from ..base import str_or_empty
+from ..citations import PDF, TEXT, Source, is_text, request_document, web_source
 from ..shapes import counts
-from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
-from ..spec import Carries, Overflow
-from ..writer import (
-    Failure,
-    StreamWriter,
-    dumps,
-    json_bytes,
-    json_texts,
-    sse_event,
-    wire_stop,
-)
-from .stream import STOP_REASONS
+from ..spec import Overflow
+from ..writer import Failure, StreamWriter, dumps, json_bytes, json_texts, sse_event, wire_stop
+from .read import STOP_REASONS
 
-__all__ = ["CARRIES", "OVERFLOW", "AnthropicWriter", "sources", "stop_of", "usage_of"]
+__all__ = ["OVERFLOW", "AnthropicWriter", "sources", "stop_of", "usage_of"]
 
 _STOP: Final = {
     "end_turn": "end_turn",
@@ -69,14 +61,6 @@ _CITATION: Final = b',"delta":{"type":"citations_delta","citation":'
 # A request that does not fit the context: Claude Code compacts its conversation on an
 # `invalid_request_error` whose message says "prompt is too long".
 OVERFLOW: Final = Overflow(kind="invalid_request_error", lead="prompt is too long")
-
-# What these writers carry, as this API's reader reads them back.
-CARRIES: Final = Carries(
-    counts=("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"),
-    stop_reasons=STOP_REASONS,
-    stop_lost={"content_filter": "refusal"},
-    invalid_calls_in_body=False,  # a body's `input` must be an object
-)
 
 
 def stop_of(response: NormalizedResponse) -> str:

@@ -22,13 +22,13 @@ from ..._core.response import (
     ToolUse,
     Unknown,
 )
+from ..citations import Source, is_text, web_source
 from ..shapes import counts
-from ..sources import Source, is_text, web_source
-from ..spec import Carries, Overflow
+from ..spec import Overflow
 from ..writer import Failure, StreamWriter, dumps, json_bytes, json_texts, wire_stop
-from .stream import STOP_REASONS
+from .read import STOP_REASONS
 
-__all__ = ["CARRIES", "OVERFLOW", "OpenAIChatWriter", "sources", "stop_of", "usage_of"]
+__all__ = ["OVERFLOW", "OpenAIChatWriter", "sources", "stop_of", "usage_of"]
 
 _FINISH: Final = {
     "end_turn": "stop",
@@ -164,27 +164,6 @@ class OpenAIChatWriter(StreamWriter):
 # SDKs) read as one.
 OVERFLOW: Final = Overflow(
     kind="invalid_request_error", code="context_length_exceeded", param="messages"
-)
-
-
-# What these writers carry, as this API's reader reads them back.
-CARRIES: Final = Carries(
-    counts=(
-        "input_tokens",
-        "output_tokens",
-        "cache_read_tokens",
-        "cache_write_tokens",
-        "reasoning_tokens",
-    ),
-    stop_reasons=STOP_REASONS,
-    stop_lost={
-        "stop_sequence": "end_turn",
-        "refusal": "end_turn",
-        "pause_turn": "end_turn",
-        "context_window_exceeded": "max_tokens",
-    },
-    calls_name_tool_use=True,
-    opaque_in_body=False,  # `reasoning_details` are written in streams only
 )
 
 

@@ -34,12 +34,12 @@ from ..._core.response import (
     Unknown,
 )
 from ..base import str_or_empty
-from ..sources import Source, file_media_type, is_text, web_source
-from ..spec import Carries, Overflow
+from ..citations import Source, file_media_type, is_text, web_source
+from ..spec import Overflow
 from ..writer import Failure, StreamWriter, cut_off, dumps, json_bytes
-from .body import ID_PREFIX, write_body
+from .write_body import ID_PREFIX, write_body
 
-__all__ = ["CARRIES", "OVERFLOW", "OpenAIResponsesWriter", "sources"]
+__all__ = ["OVERFLOW", "OpenAIResponsesWriter", "sources"]
 
 _CUSTOM: Final = "custom_tool_call"
 
@@ -52,24 +52,6 @@ class _Item:
         self.number = number
         self.id = id
         self.opened = False
-
-
-# What these writers carry, as this API's reader reads them back.
-CARRIES: Final = Carries(
-    counts=("input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens"),
-    stop_reasons={},  # no stop string: `status` and `incomplete_details` say it
-    stop_lost={
-        "stop_sequence": "end_turn",
-        "refusal": "end_turn",
-        "pause_turn": "end_turn",
-        "context_window_exceeded": "end_turn",
-        None: "end_turn",
-    },
-    calls_name_tool_use=True,
-    # A stream's text goes out as `output_text` before the stop is known; a body writes
-    # the text of a refusal as a `refusal` part.
-    body_stop_kinds=frozenset({"refusal"}),
-)
 
 
 # A request that does not fit the context: the code Codex reads as one (and starts a new

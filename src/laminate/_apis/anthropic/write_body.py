@@ -9,7 +9,7 @@ from typing import Any, Final
 from ..._core.flex import FlexValue
 from ..._core.response import NormalizedResponse, Reasoning, Text, ToolUse, Unknown
 from ..writer import new_id
-from .encode import AnthropicWriter, stop_of, usage_of
+from .write_stream import AnthropicWriter, stop_of, usage_of
 
 __all__ = ["error_body", "write_body"]
 

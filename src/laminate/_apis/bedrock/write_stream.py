@@ -44,13 +44,13 @@ from ..._core.response import (
     Unknown,
 )
 from ..._framing.eventstream import crc32, encode_message
+from ..citations import PDF, TEXT, Source, is_text, request_document, web_source
 from ..shapes import counts
-from ..sources import PDF, TEXT, Source, is_text, request_document, web_source
-from ..spec import Carries, Overflow
+from ..spec import Overflow
 from ..writer import Failure, StreamWriter, cut_off, dumps, json_bytes, wire_stop
-from .stream import STOP_REASONS
+from .read import STOP_REASONS
 
-__all__ = ["CARRIES", "OVERFLOW", "BedrockWriter", "sources", "stop_of", "usage_of"]
+__all__ = ["OVERFLOW", "BedrockWriter", "sources", "stop_of", "usage_of"]
 
 _STOP: Final = {
     "end_turn": "end_turn",
@@ -89,17 +89,6 @@ def _event(name: str, payload: bytes) -> bytes:
     return b"".join(
         (prelude, head, payload, _U32.pack(crc32(payload, crc32(head, crc32(prelude)))))
     )
-
-
-# What these writers carry, as this API's reader reads them back.
-CARRIES: Final = Carries(
-    counts=("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens"),
-    stop_reasons=STOP_REASONS,
-    stop_lost={"pause_turn": "end_turn", "refusal": "content_filter"},
-    response_id=False,  # ConverseStream names neither
-    model=False,
-    invalid_calls_in_body=False,  # a body's `input` must be an object
-)
 
 
 def stop_of(response: NormalizedResponse) -> str:

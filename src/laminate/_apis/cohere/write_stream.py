@@ -40,9 +40,9 @@ from ..._core.response import (
     Unknown,
 )
 from ..base import str_or_empty
+from ..citations import TEXT, Source, is_text
 from ..shapes import counts
-from ..sources import TEXT, Source, is_text
-from ..spec import Carries, Overflow
+from ..spec import Overflow
 from ..writer import (
     Failure,
     StreamWriter,
@@ -52,9 +52,9 @@ from ..writer import (
     sse_event,
     wire_stop,
 )
-from .stream import PLAN_ID, STOP_REASONS
+from .read import PLAN_ID, STOP_REASONS
 
-__all__ = ["CARRIES", "OVERFLOW", "CohereWriter", "sources", "stop_of", "usage_of"]
+__all__ = ["OVERFLOW", "CohereWriter", "sources", "stop_of", "usage_of"]
 
 _FINISH: Final = {
     "end_turn": "COMPLETE",
@@ -77,20 +77,6 @@ _ARGUMENTS: Final = b',"delta":{"message":{"tool_calls":{"function":{"arguments"
 _CALL_END: Final = b"}}}}}\n\n"
 _DONE: Final = b"data: [DONE]\n\n"
 _PLANNED: Final = b"plan"  # the number of a tool plan: it has none on the wire
-
-
-# What these writers carry, as this API's reader reads them back.
-CARRIES: Final = Carries(
-    counts=("input_tokens", "output_tokens", "cache_read_tokens"),
-    stop_reasons=STOP_REASONS,
-    stop_lost={
-        "pause_turn": "end_turn",
-        "context_window_exceeded": "max_tokens",
-        "content_filter": None,
-        "refusal": None,
-    },
-    model=False,
-)
 
 
 def stop_of(response: NormalizedResponse) -> str:

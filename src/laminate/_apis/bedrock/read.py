@@ -47,8 +47,8 @@ from ..._core.errors import MalformedStreamError
 from ..._core.response import StopReason
 from ..._framing.eventstream import exception_error, is_exception_name
 from ..anthropic import API as ANTHROPIC
-from ..anthropic.stream import AnthropicHandler
-from ..anthropic.stream import parse_body as parse_anthropic_body
+from ..anthropic.read import AnthropicHandler
+from ..anthropic.read import parse_body as parse_anthropic_body
 from ..base import (
     Handler,
     HandlerOptions,
@@ -344,7 +344,7 @@ def parse_body(
     ``__type`` where a proxy folds it in) is the :class:`ProviderError` it reports.
     InvokeModel's body of an Anthropic model is the model's own, read as Anthropic's."""
     output = body.get("output")
-    if output is None and ANTHROPIC.matches_body(body):
+    if output is None and ANTHROPIC.hints.matches_body(body):
         assembler.provider = ANTHROPIC.name
         parse_anthropic_body(assembler, body)
         return
