@@ -133,23 +133,19 @@ def serve_backend(port: int, deltas: int) -> None:
 
 def serve_profiled(out: str, argv: list[str]) -> None:
     """The proxy (``laminate proxy`` with ``argv``) under cProfile, its stats written to
-    ``out`` when it stops (on SIGTERM, which uvicorn hands on once it has shut down)."""
+    ``out`` when it stops (on SIGTERM: uvicorn drains, then the proxy exits with
+    ``SystemExit``)."""
     import cProfile
-    import signal
 
     from laminate._cli.main import main as cli
 
     profile = cProfile.Profile()
-
-    def stop(*_: object) -> None:
+    profile.enable()
+    try:
+        cli(["proxy", *argv])
+    finally:
         profile.disable()
         profile.dump_stats(out)
-        os._exit(0)
-
-    signal.signal(signal.SIGTERM, stop)
-    profile.enable()
-    cli(["proxy", *argv])
-    stop()
 
 
 # -- the client -------------------------------------------------------------------------------
