@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ._apis.base import Handler, error_from_payload
 from ._apis.detect import (
@@ -18,8 +18,10 @@ from ._apis.detect import (
     provider_from_frame,
     provider_from_url,
 )
+from ._apis.plain import PlainReader
 from ._apis.registry import APIS, read_body
 from ._apis.spec import HandlerOptions
+from ._apis.templates import TRIES, Template, learn
 from ._core import jsonlib
 from ._core.assembler import Assembler
 from ._core.errors import (
@@ -112,6 +114,10 @@ class StreamNormalizer:
         self._read_batch = jsonlib.batch_loads()
         self._recheck: bytes | None = None  # the arguments marker, while orjson reads batches
         self._whole: bytes | None = None  # the marker of arguments that arrive whole
+        # Plain deltas read from their bytes (_apis/templates.py): the template that
+        # holds, and how many more may be learned (0: this stream's are not read so).
+        self._template: Template | None = None
+        self._learning = 0
         self._tail = Tail()
         self._batching = False
         if provider is not None:
@@ -378,6 +384,7 @@ class StreamNormalizer:
                 else:
                     events_headers = headers
             if data == "[DONE]":
+                self._template = None
                 if self._handler is None:
                     self._undetected()
                 if self._handler is not None:
@@ -407,6 +414,8 @@ class StreamNormalizer:
             if head:
                 self._head = None  # a line parsed: a stream after all
                 head = False
+            if self._template is not None:
+                self._template = self._template.after(event, obj)
             if handler is not None:
                 handler.on_frame(event, obj)  # nearly every frame: no further call
                 continue
@@ -415,16 +424,28 @@ class StreamNormalizer:
             handler = None if self._keep_raw else self._handler
 
     def _on_batch(self, batch: Batch) -> None:
-        """Many frames at once: their payloads parsed together, then handed over."""
-        if len(batch.payloads) == 1 and self._whole is not None and self._on_long(batch):
+        """Many frames at once: their payloads parsed together, then handed over; those
+        that the template of the last plain delta matches, from their bytes alone."""
+        payloads = batch.payloads
+        if len(payloads) == 1 and self._whole is not None and self._on_long(batch):
             return
-        objs = self._read_batch(batch.payloads)
+        start = 0
+        template = self._template
+        if template is not None:
+            start, holds = template.run(self._handler, batch.names, payloads)  # type: ignore[arg-type]
+            if not holds:
+                self._template = None
+            if start == len(payloads):
+                return
+        objs = self._read_batch(payloads[start:] if start else payloads)
         if objs is None:  # a payload the fast reader does not take: one by one, as always
             frames, error = batch.frames()
-            self._on_frames(frames)
+            self._on_frames(frames[start:] if start else frames)
             if error is not None:
                 raise error
             return
+        if start:
+            objs = [None] * start + list(objs)  # the frame indexes stay the batch's
         asm = self._assembler
         handler = self._handler
         if handler is None:  # never: the decoder batches once the handler is known
@@ -432,7 +453,7 @@ class StreamNormalizer:
         on_frame = handler.on_frame
         names = batch.names
         run = getattr(handler, "run", None)
-        i = 0  # the frame being read, for an error's offset
+        i = start  # the frame being read, for an error's offset
         try:
             count = len(objs)
             while i < count:
@@ -441,6 +462,8 @@ class StreamNormalizer:
                     # arguments sent as objects); the frames between them, one by one.
                     i = run(names, objs, i)
                     if i == count:
+                        if self._learning and self._template is None:
+                            self._learn(names, objs, payloads)
                         break
                 on_frame(names[i] if names is not None else None, self._exact(batch, objs, i))
                 if asm.whole_bound:
@@ -456,6 +479,21 @@ class StreamNormalizer:
             elif error is not None:
                 raise error from None  # the bytes end before frame i: that is the error
             raise
+
+    def _learn(
+        self,
+        names: Sequence[str | None] | None,
+        objs: Sequence[Any],
+        payloads: Sequence[bytes | bytearray],
+    ) -> None:
+        """The template of a batch's last frame, a plain delta the handler just took."""
+        self._learning -= 1
+        self._template = learn(
+            cast("PlainReader", self._handler),
+            names[-1] if names is not None else None,
+            objs[-1],
+            payloads[-1],
+        )
 
     def _on_long(self, batch: Batch) -> bool:
         """A long frame, alone in its batch (see ``Batch``), of an API whose tool arguments
@@ -534,6 +572,7 @@ class StreamNormalizer:
         payload, event = item
         self._payloads += 1
         self._frame = None
+        self._template = None
         if isinstance(payload, bytes | bytearray | str):
             text = payload.decode("utf-8") if not isinstance(payload, str) else payload
             self._on_frames((Frame(event, text, 0, None),))
@@ -595,6 +634,16 @@ class StreamNormalizer:
         self._read_batch = jsonlib.batch_loads()
         self._recheck = marker.encode() if marker and jsonlib.BACKEND == "orjson" else None
         self._whole = marker.encode() if marker else None
+        handler = self._handler
+        # Templates for readers of plain deltas that carry nothing else, in streams whose
+        # tool arguments are not objects (whose frames may need reading again exactly).
+        if (
+            isinstance(handler, PlainReader)
+            and type(handler)._took is PlainReader._took
+            and not marker
+            and not self._keep_raw
+        ):
+            self._learning = TRIES
 
     def _raw_frames(self) -> list[Any]:
         asm = self._assembler

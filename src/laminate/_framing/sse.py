@@ -311,3 +311,12 @@ class _EventNames(Sequence[str | None]):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
         return self._heads[index][7:].decode() or None
+
+    def count(self, value: object) -> int:
+        """How many events are named ``value`` (``None``: have no name), counted over
+        their lines' bytes, with no name decoded."""
+        if value is None:
+            return self._heads.count(b"event: ")
+        if not isinstance(value, str) or not value.isascii():
+            return 0 if isinstance(value, str) else super().count(value)
+        return self._heads.count(b"event: " + value.encode())

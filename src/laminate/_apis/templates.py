@@ -1,0 +1,221 @@
+"""Plain deltas read from their bytes: a stream's frames that differ from the last plain
+delta read only in its piece, taken without parsing them.
+
+Nearly every frame of a stream is a plain delta (:mod:`~.plain`), and nearly every one is
+the one before it with another piece: the same keys, in the same order, with the same
+values, around one string. A :class:`Template` is such a frame's bytes cut around that
+string (its *prefix* and *suffix*). A frame whose bytes are the prefix, a JSON string
+literal and the suffix is, token for token, the same JSON with another string at the same
+place, so the handler's ``_plain`` would read it as the same block's piece, of the same
+kind: its piece is the literal's value, and nothing else needs reading.
+
+That is proven once per template, when it is learned (:func:`learn`), not assumed: the
+frame it is learned from must hold the piece's literal exactly once, and the frame
+written with another literal there must parse to the same value but for that one string
+(every key, list and value compared), and be read by ``_plain`` as the same block's piece,
+of the same kind, with the new string as that piece.
+
+A template holds only while nothing but its own frames came: any other frame may change
+what ``_plain`` reads (a new call at the same index), so the reader drops the template at
+the first frame that does not match and learns a new one from the next plain delta it
+reads the usual way. Before each batch the handler's ``_plain`` reads the learned frame
+again, so that its state (the block is still open, no reasoning tag is being read) is
+asked as it is now; the pieces then go to :func:`~.plain.hand_over`, which asks the
+handler's ``_ready`` and the assembler as any run does. Readers whose plain deltas also
+carry something else (``_took``) are not read this way.
+
+Frames are matched all at once: the batch's payloads are joined with NUL bytes (which no
+template and no literal it matches holds), and one regular expression finds every frame
+that is the template's. What a literal with an escape holds is read by the standard
+library's JSON reader, which is what reads any frame the fast reader refuses; a literal
+that is not valid (a bad escape, invalid UTF-8) leaves the batch to the usual reader,
+which says what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable, Sequence
+from typing import Any, Final
+
+from .plain import PlainReader, hand_over
+
+__all__ = ["Template", "learn"]
+
+# What a literal without an escape may not hold: its quote, and control characters.
+_NOT_IN_PLAIN: Final = b'"' + bytes(range(0x20))
+
+# Learned templates that matched no frame before a stream stops learning them (frames
+# that differ in more than their piece, as an id or padding that changes every frame).
+TRIES: Final = 8
+"""How many learned templates may match nothing before a stream stops learning them."""
+
+
+class Template:
+    """A plain delta's bytes around its piece (see the module)."""
+
+    __slots__ = ("_between", "_head", "_tail", "key", "kind", "name", "obj", "prefix", "reader")
+
+    def __init__(
+        self,
+        reader: PlainReader,
+        name: str | None,
+        obj: Any,
+        key: Hashable,
+        kind: bool,
+        *,
+        prefix: bytes,
+        suffix: bytes,
+    ) -> None:
+        self.reader = reader
+        self.name = name
+        self.obj = obj
+        self.key = key
+        self.kind = kind
+        self.prefix = prefix
+        self._head = b"\x00" + prefix + b'"'  # a frame's start, up to its piece
+        self._tail = b'"' + suffix  # and from its piece on
+        self._between = b'"' + suffix + b"\x00" + prefix + b'"'  # between two pieces
+
+    def after(self, name: str | None, obj: Any) -> Template | None:
+        """The template, if it still holds once the handler has read frame ``obj``
+        alone: when that frame is a plain delta of the template's block and kind (which
+        changes nothing but the block's content); else ``None``."""
+        hit = self.reader._plain(name, obj)
+        if hit is None or len(hit) != 3 or hit[0] != self.key or hit[2] is not self.kind:
+            return None
+        return self
+
+    def run(
+        self,
+        handler: PlainReader,
+        names: Sequence[str | None] | None,
+        payloads: Sequence[bytes | bytearray],
+    ) -> tuple[int, bool]:
+        """The batch's leading frames that match, handed over: how many were taken, and
+        whether the template still holds (every frame matched and was taken; not when
+        the handler no longer reads the learned frame the same way)."""
+        if not payloads[0].startswith(self.prefix):
+            return 0, False
+        hit = handler._plain(self.name, self.obj)
+        if hit is None or len(hit) != 3 or hit[0] != self.key or hit[2] is not self.kind:
+            return 0, False
+        count = len(payloads)
+        if names is not None:
+            if names.count(self.name) != count:
+                count = next(at for at, name in enumerate(names) if name != self.name)
+        elif self.name is not None:
+            return 0, False
+        pieces = self._pieces(payloads if count == len(payloads) else payloads[:count])
+        if pieces is None:
+            # Some frame is not the template's: the ones before it, each looked at alone.
+            head, tail = self._head[1:], self._tail
+            limit, count = count, 0
+            for payload in payloads[:limit]:
+                if not (payload.startswith(head) and payload.endswith(tail)):
+                    break
+                count += 1
+            pieces = self._pieces(payloads[:count]) if count else None
+            if pieces is None:
+                return 0, False
+        taken = hand_over(handler, 0, pieces, [self.key] * count, [(0, self.kind)])
+        return taken, taken == len(payloads)
+
+    def _pieces(self, payloads: Sequence[bytes | bytearray]) -> list[str] | None:
+        """Every payload's piece, if every one is the template's; else ``None``. The
+        payloads joined with NUL bytes (which no template holds) are the frames' starts
+        and pieces, and the pieces are what lies between the template's bytes."""
+        head = self._head
+        joined = b"\x00" + b"\x00".join(payloads)
+        if not joined.startswith(head) or not joined.endswith(self._tail):
+            return None
+        found = joined[len(head) : len(joined) - len(self._tail)].split(self._between)
+        if len(found) != len(payloads):
+            return None
+        text = b"".join(found)
+        try:
+            if b"\\" not in text:
+                if len(text.translate(None, _NOT_IN_PLAIN)) != len(text):
+                    return None
+                return list(map(bytes.decode, found))
+            return [_string(raw) if b"\\" in raw else _plain_string(raw) for raw in found]
+        except ValueError:  # invalid UTF-8, a bad escape, a quote: the usual reader says so
+            return None
+
+
+def _plain_string(raw: bytes) -> str:
+    """A JSON string literal's contents without an escape."""
+    if len(raw.translate(None, _NOT_IN_PLAIN)) != len(raw):
+        raise ValueError("a quote or a control character in a string")
+    return raw.decode()
+
+
+def _string(raw: bytes) -> str:
+    """A JSON string literal's contents with an escape in them, as the standard reader
+    reads them."""
+    value = json.loads(b'"' + raw + b'"')
+    if value.__class__ is not str:  # never: the literal is one string
+        raise ValueError("not a string")
+    return value
+
+
+def learn(
+    handler: PlainReader, name: str | None, obj: Any, payload: bytes | bytearray
+) -> Template | None:
+    """The template of a frame that ``handler`` read as a plain delta (``obj``, parsed
+    from ``payload``), or ``None`` where one cannot be proven (see the module)."""
+    hit = handler._plain(name, obj)
+    if hit is None or len(hit) != 3:
+        return None
+    key, piece, kind = hit
+    data = bytes(payload)
+    spans = []
+    for literal in {
+        json.dumps(piece, ensure_ascii=False).encode("utf-8", "surrogatepass"),
+        json.dumps(piece).encode(),
+    }:
+        at = data.find(literal)
+        while at >= 0:
+            spans.append((at, at + len(literal)))
+            at = data.find(literal, at + 1)
+    if len(spans) != 1 or b"\x00" in data:
+        return None
+    start, end = spans[0]
+    prefix, suffix = data[:start], data[end:]
+    other = "0" if piece != "0" else "1"
+    try:
+        probe = json.loads(prefix + b'"' + other.encode() + b'"' + suffix)
+    except ValueError:
+        return None
+    if not _one_leaf_differs(obj, probe, piece, other):
+        return None
+    again = handler._plain(name, probe)
+    if again is None or len(again) != 3 or again[0] != key or again[1] != other:
+        return None
+    if again[2] is not kind:
+        return None
+    return Template(handler, name, obj, key, kind, prefix=prefix, suffix=suffix)
+
+
+def _one_leaf_differs(obj: Any, probe: Any, piece: str, other: str) -> bool:
+    """Whether ``probe`` is ``obj`` with one string, ``piece``, made ``other``: the same
+    keys, lists and values everywhere else."""
+    differing = 0
+    stack = [(obj, probe)]
+    while stack:
+        a, b = stack.pop()
+        if type(a) is not type(b):
+            return False
+        if isinstance(a, dict):
+            if a.keys() != b.keys():
+                return False
+            stack.extend((a[k], b[k]) for k in a)
+        elif isinstance(a, list):
+            if len(a) != len(b):
+                return False
+            stack.extend(zip(a, b, strict=True))
+        elif a != b:
+            if a != piece or b != other:
+                return False
+            differing += 1
+    return differing == 1

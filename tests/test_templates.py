@@ -1,0 +1,333 @@
+"""Plain deltas read from their bytes (``_apis/templates.py``) give exactly what parsing
+every frame gives: the same events, the same error and the same answer, for every
+fixture and recording in any pieces, for any text (quotes, escapes, other scripts), and
+where a stream changes what a frame means under the same bytes (a call index used again).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import laminate._normalizer
+from laminate import StreamNormalizer
+from laminate._apis.templates import Template, learn
+
+from .support import (
+    FIXTURES,
+    REAL_STREAMS,
+    REAL_STREAMS_2,
+    REAL_STREAMS_3,
+    REAL_STREAMS_4,
+    STREAM_SUFFIXES,
+    Outcome,
+    assert_same_outcome,
+    run_chunks,
+    stream_fixtures,
+)
+
+
+def pieces(body: bytes, size: int) -> list[bytes]:
+    return [body[at : at + size] for at in range(0, len(body), size)] or [body]
+
+
+def both(
+    body: bytes, provider: str | None, size: int, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Outcome, Outcome]:
+    """The body in pieces of ``size`` bytes, read with templates and without."""
+    fast = run_chunks(pieces(body, size), provider)
+    with monkeypatch.context() as patch:
+        patch.setattr(laminate._normalizer, "TRIES", 0)
+        slow = run_chunks(pieces(body, size), provider)
+    return fast, slow
+
+
+def taken(body: bytes, provider: str, size: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many frames templates took, for the body in pieces of ``size`` bytes."""
+    count = 0
+    run = Template.run
+
+    def counting(self: Template, *args: Any) -> tuple[int, bool]:
+        nonlocal count
+        result = run(self, *args)
+        count += result[0]
+        return result
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Template, "run", counting)
+        outcome = run_chunks(pieces(body, size), provider)
+    assert outcome.error is None
+    return count
+
+
+def sse(*objs: Any, event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return b"".join(
+        (head + "data: " + (o if isinstance(o, str) else json.dumps(o)) + "\n\n").encode()
+        for o in objs
+    )
+
+
+def chat(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    choice: dict[str, Any] = {"index": 0, "delta": delta}
+    if finish is not None:
+        choice["finish_reason"] = finish
+    return {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+
+
+def chat_text(texts: list[str]) -> bytes:
+    return sse(
+        chat({"role": "assistant", "content": ""}),
+        *(chat({"content": text}) for text in texts),
+        chat({}, "stop"),
+        "[DONE]",
+    )
+
+
+def messages_text(texts: list[str], *, ascii_only: bool = True) -> bytes:
+    def event(obj: dict[str, Any]) -> bytes:
+        data = json.dumps(obj, ensure_ascii=ascii_only, separators=(",", ":"))
+        return f"event: {obj['type']}\ndata: {data}\n\n".encode()
+
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m"}
+    message |= {"content": [], "usage": {"input_tokens": 1, "output_tokens": 0}}
+    frames = [
+        {"type": "message_start", "message": message},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        *(
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}}
+            for t in texts
+        ),
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 5},
+        },
+        {"type": "message_stop"},
+    ]
+    return b"".join(map(event, frames))
+
+
+# -- every stream we have ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [97, 4096])
+def test_every_fixture_reads_alike_with_templates(
+    size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fixtures = stream_fixtures()
+    assert fixtures
+    for fixture in fixtures:
+        fast, slow = both(fixture.path.read_bytes(), fixture.provider, size, monkeypatch)
+        assert_same_outcome(fast, slow)
+
+
+@pytest.mark.parametrize(
+    "folder",
+    [REAL_STREAMS, REAL_STREAMS_2, REAL_STREAMS_3, REAL_STREAMS_4],
+    ids=["real-streams", "real-2", "real-3", "real-4"],
+)
+def test_every_recording_reads_alike_with_templates(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not folder.is_dir():
+        pytest.skip(f"the shared recordings {folder.name} are not beside this clone")
+    paths = [p for p in sorted(folder.rglob("*")) if p.name.endswith(STREAM_SUFFIXES)]
+    assert paths
+    for path in paths:
+        for size in (211, 4096):
+            fast, slow = both(path.read_bytes(), None, size, monkeypatch)
+            assert fast.events == slow.events, path
+            assert type(fast.error) is type(slow.error), path
+            assert str(fast.error) == str(slow.error), path
+
+
+@pytest.mark.parametrize(
+    ("provider", "body"),
+    [
+        ("openai", chat_text([f"w{n} " for n in range(600)])),
+        ("anthropic", messages_text([f"w{n} " for n in range(600)])),
+    ],
+    ids=["chat", "messages"],
+)
+def test_templates_take_nearly_every_delta_of_a_long_stream(
+    provider: str, body: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert taken(body, provider, 4096, monkeypatch) >= 550  # of 600
+    fast, slow = both(body, provider, 4096, monkeypatch)
+    assert_same_outcome(fast, slow)
+    assert fast.response is not None
+    assert fast.response.text() == "".join(f"w{n} " for n in range(600))
+
+
+# -- any text, in any pieces ------------------------------------------------------------------
+
+TEXTS = st.lists(
+    st.one_of(
+        st.sampled_from(["w ", "", '"', "\\", "a\nb", "é", "\u2028", "\x00", "\x7f", "😀", "}}]}"]),
+        st.text(max_size=12),
+    ),
+    min_size=1,
+    max_size=120,
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=TEXTS, size=st.integers(min_value=1, max_value=700), ascii_only=st.booleans())
+def test_any_text_reads_alike_with_templates(texts: list[str], size: int, ascii_only: bool) -> None:
+    for provider, body in (
+        ("openai", chat_text(texts)),
+        ("anthropic", messages_text(texts, ascii_only=ascii_only)),
+    ):
+        fast = run_chunks(pieces(body, size), provider)
+        slow_normalizer_tries = laminate._normalizer.TRIES
+        laminate._normalizer.TRIES = 0  # type: ignore[misc]
+        try:
+            slow = run_chunks(pieces(body, size), provider)
+        finally:
+            laminate._normalizer.TRIES = slow_normalizer_tries  # type: ignore[misc]
+        assert_same_outcome(fast, slow)
+        assert fast.error is None
+        assert fast.response is not None
+        assert fast.response.text() == "".join(texts)
+
+
+# -- what a template must never do ------------------------------------------------------------
+
+
+def call_start(index: int, call_id: str, name: str) -> dict[str, Any]:
+    function = {"name": name, "arguments": ""}
+    return chat(
+        {"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": function}]}
+    )
+
+
+def call_args(index: int, part: str) -> dict[str, Any]:
+    return chat({"tool_calls": [{"index": index, "function": {"arguments": part}}]})
+
+
+def test_a_call_index_used_again_is_a_new_call_not_the_template_s() -> None:
+    # Servers that number every call 0: the second call's fragments have the same bytes
+    # around them as the first's, but belong to another call.
+    frames: list[Any] = [chat({"role": "assistant"})]
+    for number in range(2):
+        frames.append(call_start(0, f"call_{number}", f"tool{number}"))
+        frames += [call_args(0, part) for part in ['{"a', '": ', f'"v{number}', '"}']] * 1
+        frames += [call_args(0, " ") for _ in range(60)]
+    frames += [chat({}, "tool_calls"), "[DONE]"]
+    body = sse(*frames)
+    for size in (1, 64, 4096, len(body)):
+        outcome = run_chunks(pieces(body, size), "openai")
+        assert outcome.error is None
+        assert outcome.response is not None
+        calls = outcome.response.tool_uses()
+        assert [(c.id, c.name, c.input.value) for c in calls] == [
+            ("call_0", "tool0", {"a": "v0"}),
+            ("call_1", "tool1", {"a": "v1"}),
+        ]
+
+
+def frame_bytes(obj: Any) -> bytes:
+    return json.dumps(obj).encode()
+
+
+def handler_after(body: bytes, provider: str) -> Any:
+    normalizer = StreamNormalizer(provider)
+    normalizer.feed(body)
+    return normalizer._handler
+
+
+def test_a_piece_written_twice_in_its_frame_makes_no_template() -> None:
+    handler = handler_after(sse(chat({"role": "assistant"})), "openai")
+    obj = chat({"content": "m"})  # the model's name is "m" too
+    assert learn(handler, None, obj, frame_bytes(obj)) is None
+    obj = chat({"content": "word"})
+    assert learn(handler, None, obj, frame_bytes(obj)) is not None
+
+
+def test_a_frame_the_handler_does_not_read_as_plain_makes_no_template() -> None:
+    handler = handler_after(sse(chat({"role": "assistant"})), "openai")
+    obj = chat({"content": "word"}, "stop")
+    assert learn(handler, None, obj, frame_bytes(obj)) is None
+
+
+def test_a_piece_written_with_other_escapes_makes_no_template() -> None:
+    handler = handler_after(sse(chat({"role": "assistant"})), "openai")
+    obj = chat({"content": "é"})
+    written = frame_bytes(obj).replace(b"\\u00e9", b"\\u00E9")
+    assert learn(handler, None, obj, written) is None
+
+
+def frames_of(texts: list[str]) -> Iterator[bytes]:
+    for text in texts:
+        yield frame_bytes(chat({"content": text}))
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        (
+            b'{"id": "c1", "object": "chat.completion.chunk", "model": "m", '
+            b'"choices": [{"index": 0, "delta": {"content": "a\\qb"}}]}',
+            "a bad escape",
+        ),
+        (
+            b'{"id": "c1", "object": "chat.completion.chunk", "model": "m", '
+            b'"choices": [{"index": 0, "delta": {"content": "a\xffb"}}]}',
+            "not UTF-8",
+        ),
+        (
+            b'{"id": "c1", "object": "chat.completion.chunk", "model": "m", '
+            b'"choices": [{"index": 0, "delta": {"content": "a", "x": "b"}}]}',
+            "another key",
+        ),
+        (
+            b'{"id": "c1", "object": "chat.completion.chunk", "model": "m", '
+            b'"choices": [{"index": 0, "delta": {"content": "a\tb"}}]}',
+            "a raw tab",
+        ),
+    ],
+    ids=["escape", "utf8", "key", "tab"],
+)
+def test_a_bad_frame_among_templated_ones_reads_as_without_them(
+    bad: bytes, why: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = b"".join(b"data: " + f + b"\n\n" for f in frames_of([f"w{n}" for n in range(80)]))
+    body = sse(chat({"role": "assistant"})) + good + b"data: " + bad + b"\n\n" + good
+    body += sse(chat({}, "stop"), "[DONE]")
+    for size in (50, 1500, len(body)):
+        fast, slow = both(body, "openai", size, monkeypatch)
+        assert_same_outcome(fast, slow)
+
+
+def test_templates_stop_being_learned_where_every_frame_differs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A field that changes in every frame (as a padding or a counter) defeats any
+    # template: a stream learns a few, then reads on as without them.
+    frames = [chat({"role": "assistant"})]
+    frames += [{**chat({"content": f"w{n}"}), "p": "x" * (n % 7)} for n in range(800)]
+    body = sse(*frames, chat({}, "stop"), "[DONE]")
+    learned = 0
+    real = laminate._normalizer.learn
+
+    def counting(*args: Any) -> Template | None:
+        nonlocal learned
+        learned += 1
+        return real(*args)
+
+    monkeypatch.setattr(laminate._normalizer, "learn", counting)
+    fast, slow = both(body, "openai", 512, monkeypatch)
+    assert_same_outcome(fast, slow)
+    assert learned <= laminate._normalizer.TRIES
+
+
+def test_the_fixtures_folder_is_here() -> None:
+    assert FIXTURES.is_dir()
