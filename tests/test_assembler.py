@@ -173,3 +173,31 @@ def test_text_after_arguments_sent_whole_follows_their_text() -> None:
         assert end.block.raw_input == '{"a":[1,true]}' + more
         assert deltas[0].is_complete(("a",))
         assert deltas[1].invalid is not None
+
+
+def test_merging_gives_a_run_of_one_blocks_pieces_as_one_delta() -> None:
+    # What the proxy asks of its normalizer: the same content and answer, with each
+    # run of plain deltas read at once as one delta.
+    from laminate import TextDelta
+    from laminate._normalizer import merging
+
+    frames = [chat_chunk(content=f"w{n} ") for n in range(200)]
+    call = {"index": 0, "id": "c1", "type": "function", "function": {"name": "f", "arguments": ""}}
+    frames.append(chat_chunk(tool_calls=[call]))
+    frames += [
+        chat_chunk(tool_calls=[{"index": 0, "function": {"arguments": part}}])
+        for part in ['{"a"', ": ", "1", "}"] * 1
+    ]
+    body = sse_of(*frames, "[DONE]")
+    one = StreamNormalizer("openai")
+    merged = merging(StreamNormalizer("openai"))
+    plain = one.feed(body[:1]) + one.feed(body[1:]) + one.close()
+    fewer = merged.feed(body[:1]) + merged.feed(body[1:]) + merged.close()
+    assert one.response is not None
+    assert merged.response is not None
+    assert merged.response.to_dict() == one.response.to_dict()
+    assert len([e for e in fewer if isinstance(e, TextDelta)]) < 10
+    assert len([e for e in plain if isinstance(e, TextDelta)]) >= 200
+    merged_args = [e for e in fewer if isinstance(e, ToolInputDelta)]
+    assert "".join(e.fragment for e in merged_args) == '{"a": 1}'
+    assert merged_args[-1].partial.value == {"a": 1}

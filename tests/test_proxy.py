@@ -577,6 +577,31 @@ def test_a_long_answer_arrives_whole_in_every_clients_api(
         assert response.text() == f"echo: {words}", (client, target)
 
 
+@pytest.mark.parametrize("target", CLIENTS)
+def test_a_translated_answer_merges_each_reads_deltas_of_one_block(
+    proxy: str, target: str, json_backend: str
+) -> None:
+    once(json_backend)
+    from laminate import StreamNormalizer, TextDelta
+
+    # The backend's thousands of deltas, read at once, reach a client of another API as
+    # a few long deltas with the same text; one of the same API gets every frame as sent.
+    words = " ".join(f"w{n}" for n in range(3000))
+    for client in ("anthropic", "openai"):
+        path, _ = REQUESTS[client]
+        body = {"model": f"bulk-{target}", "max_tokens": 9, "stream": True}
+        body["messages"] = [{"role": "user", "content": words}]
+        answer = httpx.post(proxy + path, json=body, timeout=60)
+        normalizer = StreamNormalizer(client)
+        events = normalizer.feed(answer.content) + normalizer.close()
+        texts = [event.text for event in events if isinstance(event, TextDelta)]
+        assert "".join(texts) == f"echo: {words}", (client, target)
+        if client == target:
+            assert len(texts) > 1000, client
+        else:
+            assert len(texts) < 300, (client, target)
+
+
 @pytest.mark.parametrize("target", ["anthropic", "openai"])
 def test_the_backends_connection_is_kept_for_the_next_request(
     proxy: str, backend: tuple[str, ScriptedBackend], target: str, json_backend: str

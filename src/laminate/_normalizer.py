@@ -36,7 +36,7 @@ from ._framing import Batch, Decoder, Frame, error_from_frame, make_decoder
 from ._framing.document import BodyBuffer, snippet
 from ._framing.sniff import Sniffer, Tail
 
-__all__ = ["StreamNormalizer"]
+__all__ = ["StreamNormalizer", "merging"]
 
 DEFAULT_MAX_FRAME_SIZE: Final = 16 * 1024 * 1024
 DEFAULT_MAX_TOOL_INPUT_SIZE: Final = 16 * 1024 * 1024
@@ -650,6 +650,14 @@ class StreamNormalizer:
         if asm.raw_frames is None:
             asm.raw_frames = []
         return asm.raw_frames
+
+
+def merging(normalizer: StreamNormalizer) -> StreamNormalizer:
+    """``normalizer``, made to give the pieces of one block that one feed holds in a row
+    as one delta event rather than one per frame (``Assembler.merge``): the same content
+    and answer, for a writer that needs no more than that (the proxy's)."""
+    normalizer._assembler.merge = True
+    return normalizer
 
 
 def _is_ping(frame: Frame, obj: Any) -> bool:

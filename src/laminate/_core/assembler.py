@@ -247,6 +247,11 @@ class Assembler:
         self.input_includes_cache = False
         """Whether the API's input count holds its cached tokens (``Usage``'s field of the
         same name): set by whoever picks the API's reader."""
+        self.merge = False
+        """Whether the pieces of one block handed over in one call (:meth:`texts`,
+        :meth:`tool_inputs`: a run of plain deltas read at once) make one delta event
+        rather than one per piece: for a writer that needs no more (the proxy), whose
+        client gets the same content in fewer, longer deltas."""
 
     # -- response-level verbs -------------------------------------------------
 
@@ -381,8 +386,8 @@ class Assembler:
             block.chunks.append("".join(parts))
             parts.clear()
         count = len(texts)
-        if count == 1:
-            self.events.append(text_delta(block.index, texts[0]))
+        if count == 1 or self.merge:
+            self.events.append(text_delta(block.index, texts[0] if count == 1 else "".join(texts)))
             return True
         # One event per piece, built field by field over all of them (events.text_delta).
         events: list[TextDelta] = list(map(_new, repeat(TextDelta, count)))
@@ -408,8 +413,8 @@ class Assembler:
         block.size = size
         view = block.view
         count = len(fragments)
-        if count == 1:
-            fragment = fragments[0]
+        if count == 1 or self.merge:
+            fragment = fragments[0] if count == 1 else "".join(fragments)
             self.events.append(tool_input_delta(block.index, fragment, view, view.append(fragment)))
             return True
         first = view.extend(fragments)
