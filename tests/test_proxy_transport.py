@@ -14,7 +14,7 @@ import pytest
 
 from laminate._proxy.calls import BackendClient
 from laminate._proxy.config import Backend, ProxyConfig
-from laminate._proxy.transport import Http1Pool
+from laminate._proxy.transport import Http1Pool, _Body
 
 from .test_proxy import once
 
@@ -162,6 +162,46 @@ def test_every_way_a_body_ends_gives_it_whole(
             await pool.aclose()
         # A connection the backend keeps is reused; one it closes is not.
         assert server.connections == (1 if keep else 2)
+
+    _run(test)
+
+
+def test_a_head_is_handed_on_with_its_bodys_first_bytes_or_soon_without(
+    json_backend: str,
+) -> None:
+    once(json_backend)
+    # A head whose body follows at once is handed on with it; one whose body is late is
+    # handed on a moment later (2 ms, not the body's 300), and the body arrives whole.
+    head = b"HTTP/1.1 200 OK\r\ncontent-length: 11\r\n\r\n"
+
+    def answer(pause: float) -> Answer:
+        async def write(_: asyncio.StreamReader, writer: asyncio.StreamWriter, __: int) -> bool:
+            writer.write(head)
+            await writer.drain()
+            await asyncio.sleep(pause)
+            writer.write(b"hello world")
+            await writer.drain()
+            return True
+
+        return write
+
+    async def test() -> None:
+        for pause in (0.0, 0.3):
+            async with _Server(answer(pause)) as server:
+                pool = Http1Pool(connect=5, write=5)
+                started = asyncio.get_running_loop().time()
+                response = await pool.send(_request(server.url))
+                took = asyncio.get_running_loop().time() - started
+                body = response.stream
+                assert isinstance(body, _Body)
+                held = bool(body._connection.chunks)
+                assert response.status_code == 200
+                assert b"".join([c async for c in response.aiter_raw()]) == b"hello world"
+                await pool.aclose()
+            if pause:
+                assert took < 0.1, took  # the head did not wait for the body
+            else:
+                assert held  # the body's first bytes came with the head
 
     _run(test)
 
