@@ -14,7 +14,7 @@ import pytest
 
 from laminate._proxy.calls import BackendClient
 from laminate._proxy.config import Backend, ProxyConfig
-from laminate._proxy.transport import Http1Pool, _Body
+from laminate._proxy.transport import Body, Http1Pool
 
 from .test_proxy import once
 
@@ -193,7 +193,7 @@ def test_a_head_is_handed_on_with_its_bodys_first_bytes_or_soon_without(
                 response = await pool.send(_request(server.url))
                 took = asyncio.get_running_loop().time() - started
                 body = response.stream
-                assert isinstance(body, _Body)
+                assert isinstance(body, Body)
                 held = bool(body._connection.chunks)
                 assert response.status_code == 200
                 assert b"".join([c async for c in response.aiter_raw()]) == b"hello world"
@@ -202,6 +202,32 @@ def test_a_head_is_handed_on_with_its_bodys_first_bytes_or_soon_without(
                 assert took < 0.1, took  # the head did not wait for the body
             else:
                 assert held  # the body's first bytes came with the head
+
+    _run(test)
+
+
+def test_a_body_read_to_its_end_reads_nothing_more_once_its_connection_is_reused(
+    json_backend: str,
+) -> None:
+    once(json_backend)
+
+    async def test() -> None:
+        async with _Server(_replying(OK + b"data: 1\n\n", b"\n")) as server:
+            pool = Http1Pool(connect=5, write=5)
+            first = await pool.send(_request(server.url))
+            body = first.stream
+            assert isinstance(body, Body)
+            pieces = []
+            while (piece := await body.read()) is not None:
+                pieces.append(piece)
+            assert b"".join(pieces) == b"data: 1\n\n\n"
+            second = await pool.send(_request(server.url))  # on the same connection
+            assert server.connections == 1
+            # The first body is over: it neither waits nor takes the second's bytes.
+            assert body.take() is None
+            assert await asyncio.wait_for(body.read(), 1) is None
+            assert b"".join([c async for c in second.aiter_raw()]) == b"data: 1\n\n\n"
+            await pool.aclose()
 
     _run(test)
 

@@ -35,7 +35,7 @@ import contextlib
 import math
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import replace
-from typing import Final
+from typing import Final, cast
 
 import anyio
 import httpx
@@ -54,6 +54,7 @@ from .calls import Call
 from .client import Responder
 from .counting import ERROR_TEXT_CAP, Exchange
 from .refusals import Refusal, backend_refusal, error_response, failure, refuses_credentials
+from .transport import Body
 from .usage import UsageScan
 from .writing import client_writer
 
@@ -94,10 +95,24 @@ class Reads:
     read would cost about as much as relaying a small chunk. A read also notes when the
     silence began, for the keep-alive (:meth:`keeping_alive`)."""
 
-    __slots__ = ("_chunks", "_last", "_pinging", "_since", "_waiting", "scope", "seconds")
+    __slots__ = (
+        "_body",
+        "_chunks",
+        "_last",
+        "_pinging",
+        "_since",
+        "_waiting",
+        "scope",
+        "seconds",
+    )
 
     def __init__(self, answer: httpx.Response, seconds: float) -> None:
-        self._chunks = _chunks(answer)
+        # The proxy's own transport's body is read straight from its connection (no
+        # generator between, and a piece already read is taken without a deadline);
+        # any other through httpx's.
+        stream = answer.stream
+        self._body = stream if isinstance(stream, Body) and not _encoded(answer) else None
+        self._chunks = None if self._body is not None else _chunks(answer)
         self.seconds = seconds
         self.scope = anyio.CancelScope()
         self._since = 0.0  # when the current read began
@@ -107,12 +122,18 @@ class Reads:
 
     async def next(self) -> bytes | None:
         """The next chunk (``None``: the end)."""
+        body = self._body
+        if body is not None and self._pinging is None:
+            chunk = body.take()
+            if chunk is not None:
+                self._last = chunk
+                return chunk
         now = anyio.current_time()
         self.scope.deadline = now + self.seconds
         self._since = now
         self._waiting = True
         try:
-            chunk = await anext(self._chunks, None)
+            chunk = await self._read()
         finally:
             self.scope.deadline = math.inf
             self._waiting = False
@@ -121,6 +142,15 @@ class Reads:
         if chunk is not None:
             self._last = chunk
         return chunk
+
+    async def _read(self) -> bytes | None:
+        if self._chunks is not None:
+            return await anext(self._chunks, None)
+        body = cast("Body", self._body)
+        try:
+            return await body.read()
+        except httpx.HTTPError as exc:
+            raise _read_error(exc) from None
 
     @contextlib.asynccontextmanager
     async def keeping_alive(
@@ -208,14 +238,15 @@ class Reads:
         answer by then."""
         size = 0
         with anyio.move_on_after(seconds):
-            async for chunk in self._chunks:
+            while (chunk := await self._read()) is not None:
                 size += len(chunk)
                 if size > cap:
                     break
         # Anything else (a backend that keeps sending) only costs that connection.
 
     async def aclose(self) -> None:
-        await self._chunks.aclose()
+        if self._chunks is not None:
+            await self._chunks.aclose()
 
 
 async def _chunks(answer: httpx.Response) -> AsyncGenerator[bytes, None]:
@@ -223,15 +254,21 @@ async def _chunks(answer: httpx.Response) -> AsyncGenerator[bytes, None]:
     :class:`StreamReadError`)."""
     # The backend is asked for an unencoded body: its bytes are taken as they are read
     # (httpx's decoders and re-chunking are for an encoded one).
-    encoded = answer.headers.get("content-encoding", "identity").lower() != "identity"
-    chunks = answer.aiter_bytes() if encoded else answer.aiter_raw()
+    chunks = answer.aiter_bytes() if _encoded(answer) else answer.aiter_raw()
     try:
         async for chunk in chunks:
             yield chunk
     except httpx.HTTPError as exc:
-        raise StreamReadError(
-            f"reading the backend's answer failed: {type(exc).__name__}"
-        ) from None
+        raise _read_error(exc) from None
+
+
+def _encoded(answer: httpx.Response) -> bool:
+    encoding: str = answer.headers.get("content-encoding", "identity")
+    return encoding.lower() != "identity"
+
+
+def _read_error(exc: httpx.HTTPError) -> StreamReadError:
+    return StreamReadError(f"reading the backend's answer failed: {type(exc).__name__}")
 
 
 async def relay(

@@ -41,7 +41,7 @@ from typing import Final, cast
 import httptools
 import httpx
 
-__all__ = ["Http1Pool"]
+__all__ = ["Body", "Http1Pool"]
 
 # Bytes of an answer held unread before the socket stops being read (and read again once
 # under the low mark): a client slower than its backend holds the backend back.
@@ -103,7 +103,7 @@ class Http1Pool:
         return httpx.Response(
             connection.status,
             headers=connection.headers,
-            stream=_Body(connection),
+            stream=Body(connection),
             request=request,
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": connection.reason},
         )
@@ -307,16 +307,22 @@ class _Connection(asyncio.Protocol):
                 raise self.error
             await self._wait()
 
+    def take(self) -> bytes | None:
+        """A piece of the body already read, without waiting (``None``: none is)."""
+        if not self.chunks:
+            return None
+        data = self.chunks.popleft()
+        self.buffered -= len(data)
+        if self.paused and self.buffered < _LOW and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+        return data
+
     async def chunk(self) -> bytes | None:
         """The next piece of the body (``None``: its end)."""
         while True:
-            chunks = self.chunks
-            if chunks:
-                data = chunks.popleft()
-                self.buffered -= len(data)
-                if self.paused and self.buffered < _LOW and self.transport is not None:
-                    self.paused = False
-                    self.transport.resume_reading()
+            data = self.take()
+            if data is not None:
                 return data
             if self.complete:
                 return None
@@ -392,7 +398,7 @@ class _Connection(asyncio.Protocol):
             self.waiter = None
 
 
-class _Body(httpx.AsyncByteStream):
+class Body(httpx.AsyncByteStream):
     """An answer's body, read as it arrives; its connection goes back to the pool once
     the body was read to its end, and is closed if the body is closed before."""
 
@@ -407,6 +413,21 @@ class _Body(httpx.AsyncByteStream):
         while (data := await connection.chunk()) is not None:
             yield data
         self._finish()
+
+    def take(self) -> bytes | None:
+        """A piece of the body already read, without waiting (``None``: none is)."""
+        return None if self._done else self._connection.take()
+
+    async def read(self) -> bytes | None:
+        """The next piece of the body (``None``: its end, and ever after: the connection
+        may be another answer's by then), as ``__aiter__`` gives them, with no generator
+        between."""
+        if self._done:
+            return None
+        data = await self._connection.chunk()
+        if data is None:
+            self._finish()
+        return data
 
     def _finish(self) -> None:
         if not self._done:
