@@ -307,6 +307,20 @@ def test_a_bad_frame_among_templated_ones_reads_as_without_them(
         assert_same_outcome(fast, slow)
 
 
+@pytest.mark.parametrize("odd", ["a\ud800b", 'a"b\\c\nd\u2028', "\x7f\x1f"])
+def test_escapes_and_lone_surrogates_among_templated_frames_read_as_without_them(
+    odd: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = [f"w{n}" for n in range(60)] + [odd] * 3 + [f'"{n}"\n' for n in range(60)]
+    body = chat_text(texts)  # every literal escaped as ASCII, as json.dumps writes them
+    for size in (64, 1000, len(body)):
+        fast, slow = both(body, "openai", size, monkeypatch)
+        assert_same_outcome(fast, slow)
+        assert fast.error is None
+        assert fast.response is not None
+        assert fast.response.text() == "".join(texts)
+
+
 def test_templates_stop_being_learned_where_every_frame_differs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -35,15 +35,20 @@ which says what is wrong.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Hashable, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
+from .._core import jsonlib
 from .plain import PlainReader, hand_over
 
 __all__ = ["Template", "learn"]
 
 # What a literal without an escape may not hold: its quote, and control characters.
 _NOT_IN_PLAIN: Final = b'"' + bytes(range(0x20))
+# A string literal's contents (any of them, NUL-separated): characters a literal holds as
+# they are, and JSON's escapes. Each branch starts with its own byte: no backtracking.
+_CONTENTS: Final = re.compile(rb'(?:[^"\\\x00-\x1f]+|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}|\x00)*')
 
 # Learned templates that matched no frame before a stream stops learning them (frames
 # that differ in more than their piece, as an id or padding that changes every frame).
@@ -138,25 +143,25 @@ class Template:
                 if len(text.translate(None, _NOT_IN_PLAIN)) != len(text):
                     return None
                 return list(map(bytes.decode, found))
-            return [_string(raw) if b"\\" in raw else _plain_string(raw) for raw in found]
+            return _strings(found)
         except ValueError:  # invalid UTF-8, a bad escape, a quote: the usual reader says so
             return None
 
 
-def _plain_string(raw: bytes) -> str:
-    """A JSON string literal's contents without an escape."""
-    if len(raw.translate(None, _NOT_IN_PLAIN)) != len(raw):
-        raise ValueError("a quote or a control character in a string")
-    return raw.decode()
-
-
-def _string(raw: bytes) -> str:
-    """A JSON string literal's contents with an escape in them, as the standard reader
-    reads them."""
-    value = json.loads(b'"' + raw + b'"')
-    if value.__class__ is not str:  # never: the literal is one string
-        raise ValueError("not a string")
-    return value
+def _strings(found: list[bytes]) -> list[str]:
+    """The values of JSON string literals' contents, some with escapes: each checked to
+    be one string's contents, then all read at once as one array by the JSON reader (the
+    standard library's where the fast one refuses a lone surrogate, as for any frame)."""
+    if _CONTENTS.fullmatch(b"\x00".join(found)) is None:
+        raise ValueError("not a string's contents")
+    text = b'["' + b'","'.join(found) + b'"]'
+    try:
+        values = jsonlib.loads(text)
+    except ValueError:
+        values = json.loads(text)
+    if len(values) != len(found):  # never: each is one string's contents
+        raise ValueError("not one value per string")
+    return cast("list[str]", values)
 
 
 def learn(

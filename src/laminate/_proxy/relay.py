@@ -90,18 +90,23 @@ class Reads:
                 while (chunk := await reads.next()) is not None: ...
             reads.check()
 
-    One cancel scope whose deadline each read sets, and lifts once the read is done
-    (the time spent writing to the client is not the backend's silence): a scope per
-    read would cost about as much as relaying a small chunk. A read also notes when the
-    silence began, for the keep-alive (:meth:`keeping_alive`)."""
+    One cancel scope, cancelled when a read has waited ``seconds`` (the time spent
+    writing to the client is not the backend's silence): a scope per read would cost
+    about as much as relaying a small chunk. Through httpx, each read sets the scope's
+    deadline and lifts it once done; from the proxy's own transport (asyncio), one timer
+    per answer looks at the read then waiting when it fires, and is set again for that
+    read's end of silence (a timer per read costs a third of relaying a chunk). A read
+    also notes when the silence began, for the keep-alive (:meth:`keeping_alive`)."""
 
     __slots__ = (
         "_body",
         "_chunks",
         "_last",
+        "_loop",
         "_pinging",
         "_since",
         "_waiting",
+        "_watch",
         "scope",
         "seconds",
     )
@@ -119,6 +124,10 @@ class Reads:
         self._waiting = False  # a read is waiting for the backend
         self._last = b""  # the last chunk read
         self._pinging: anyio.Event | None = None  # set while a keep-alive is written
+        # The own transport's silence timer (see the class), where the silence is bounded.
+        timed = self._body is not None and math.isfinite(seconds)
+        self._loop = asyncio.get_running_loop() if timed else None
+        self._watch: asyncio.TimerHandle | None = None
 
     async def next(self) -> bytes | None:
         """The next chunk (``None``: the end)."""
@@ -128,20 +137,40 @@ class Reads:
             if chunk is not None:
                 self._last = chunk
                 return chunk
-        now = anyio.current_time()
-        self.scope.deadline = now + self.seconds
+        loop = self._loop
+        if loop is None:
+            now = anyio.current_time()
+            self.scope.deadline = now + self.seconds
+        else:
+            now = loop.time()
+            if self._watch is None:
+                self._watch = loop.call_at(now + self.seconds, self._silence)
         self._since = now
         self._waiting = True
         try:
             chunk = await self._read()
         finally:
-            self.scope.deadline = math.inf
+            if loop is None:
+                self.scope.deadline = math.inf
             self._waiting = False
             if self._pinging is not None:  # a keep-alive goes out whole first
                 await self._pinging.wait()
         if chunk is not None:
             self._last = chunk
         return chunk
+
+    def _silence(self) -> None:
+        """The own transport's silence timer: the read waiting since ``seconds`` ago is
+        cancelled; one waiting less long is looked at again when its silence ends."""
+        self._watch = None
+        loop = self._loop
+        if not self._waiting or loop is None:
+            return  # the next read that waits sets the timer again
+        due = self._since + self.seconds
+        if loop.time() >= due:
+            self.scope.cancel()
+        else:
+            self._watch = loop.call_at(due, self._silence)
 
     async def _read(self) -> bytes | None:
         if self._chunks is not None:
@@ -245,6 +274,9 @@ class Reads:
         # Anything else (a backend that keeps sending) only costs that connection.
 
     async def aclose(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         if self._chunks is not None:
             await self._chunks.aclose()
 
