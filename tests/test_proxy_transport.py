@@ -14,7 +14,7 @@ import pytest
 
 from laminate._proxy.calls import BackendClient
 from laminate._proxy.config import Backend, ProxyConfig
-from laminate._proxy.transport import Body, Http1Pool
+from laminate._proxy.transport import AnswerBody, Http1Pool
 
 from .test_proxy import once
 
@@ -193,7 +193,7 @@ def test_a_head_is_handed_on_with_its_bodys_first_bytes_or_soon_without(
                 response = await pool.send(_request(server.url))
                 took = asyncio.get_running_loop().time() - started
                 body = response.stream
-                assert isinstance(body, Body)
+                assert isinstance(body, AnswerBody)
                 held = bool(body._connection.chunks)
                 assert response.status_code == 200
                 assert b"".join([c async for c in response.aiter_raw()]) == b"hello world"
@@ -216,7 +216,7 @@ def test_a_body_read_to_its_end_reads_nothing_more_once_its_connection_is_reused
             pool = Http1Pool(connect=5, write=5)
             first = await pool.send(_request(server.url))
             body = first.stream
-            assert isinstance(body, Body)
+            assert isinstance(body, AnswerBody)
             pieces = []
             while (piece := await body.read()) is not None:
                 pieces.append(piece)

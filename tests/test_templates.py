@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import laminate._normalizer
 from laminate import StreamNormalizer
-from laminate._apis.templates import Template, learn
+from laminate._apis.templates import TRIES, Template, learn
 
 from .support import (
     FIXTURES,
@@ -95,9 +95,10 @@ def messages_text(texts: list[str], *, ascii_only: bool = True) -> bytes:
         data = json.dumps(obj, ensure_ascii=ascii_only, separators=(",", ":"))
         return f"event: {obj['type']}\ndata: {data}\n\n".encode()
 
-    message = {"id": "msg_1", "type": "message", "role": "assistant", "model": "m"}
+    message: dict[str, Any] = {"id": "msg_1", "type": "message", "role": "assistant"}
+    message["model"] = "m"
     message |= {"content": [], "usage": {"input_tokens": 1, "output_tokens": 0}}
-    frames = [
+    frames: list[dict[str, Any]] = [
         {"type": "message_start", "message": message},
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
         *(
@@ -187,12 +188,11 @@ def test_any_text_reads_alike_with_templates(texts: list[str], size: int, ascii_
         ("anthropic", messages_text(texts, ascii_only=ascii_only)),
     ):
         fast = run_chunks(pieces(body, size), provider)
-        slow_normalizer_tries = laminate._normalizer.TRIES
-        laminate._normalizer.TRIES = 0  # type: ignore[misc]
+        setattr(laminate._normalizer, "TRIES", 0)  # noqa: B010 (not exported)
         try:
             slow = run_chunks(pieces(body, size), provider)
         finally:
-            laminate._normalizer.TRIES = slow_normalizer_tries  # type: ignore[misc]
+            setattr(laminate._normalizer, "TRIES", TRIES)  # noqa: B010
         assert_same_outcome(fast, slow)
         assert fast.error is None
         assert fast.response is not None
@@ -330,7 +330,7 @@ def test_templates_stop_being_learned_where_every_frame_differs(
     frames += [{**chat({"content": f"w{n}"}), "p": "x" * (n % 7)} for n in range(800)]
     body = sse(*frames, chat({}, "stop"), "[DONE]")
     learned = 0
-    real = laminate._normalizer.learn
+    real = learn
 
     def counting(*args: Any) -> Template | None:
         nonlocal learned
@@ -340,7 +340,7 @@ def test_templates_stop_being_learned_where_every_frame_differs(
     monkeypatch.setattr(laminate._normalizer, "learn", counting)
     fast, slow = both(body, "openai", 512, monkeypatch)
     assert_same_outcome(fast, slow)
-    assert learned <= laminate._normalizer.TRIES
+    assert learned <= TRIES
 
 
 def test_the_fixtures_folder_is_here() -> None:

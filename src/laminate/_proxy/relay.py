@@ -54,7 +54,7 @@ from .calls import Call
 from .client import Responder
 from .counting import ERROR_TEXT_CAP, Exchange
 from .refusals import Refusal, backend_refusal, error_response, failure, refuses_credentials
-from .transport import Body
+from .transport import AnswerBody
 from .usage import UsageScan
 from .writing import client_writer
 
@@ -116,7 +116,7 @@ class Reads:
         # generator between, and a piece already read is taken without a deadline);
         # any other through httpx's.
         stream = answer.stream
-        self._body = stream if isinstance(stream, Body) and not _encoded(answer) else None
+        self._body = stream if isinstance(stream, AnswerBody) and not _encoded(answer) else None
         self._chunks = None if self._body is not None else _chunks(answer)
         self.seconds = seconds
         self.scope = anyio.CancelScope()
@@ -175,7 +175,7 @@ class Reads:
     async def _read(self) -> bytes | None:
         if self._chunks is not None:
             return await anext(self._chunks, None)
-        body = cast("Body", self._body)
+        body = cast("AnswerBody", self._body)
         try:
             return await body.read()
         except httpx.HTTPError as exc:

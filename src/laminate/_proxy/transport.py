@@ -41,7 +41,7 @@ from typing import Final, cast
 import httptools
 import httpx
 
-__all__ = ["Body", "Http1Pool"]
+__all__ = ["AnswerBody", "Http1Pool"]
 
 # Bytes of an answer held unread before the socket stops being read (and read again once
 # under the low mark): a client slower than its backend holds the backend back.
@@ -103,7 +103,7 @@ class Http1Pool:
         return httpx.Response(
             connection.status,
             headers=connection.headers,
-            stream=Body(connection),
+            stream=AnswerBody(connection),
             request=request,
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": connection.reason},
         )
@@ -398,7 +398,7 @@ class _Connection(asyncio.Protocol):
             self.waiter = None
 
 
-class Body(httpx.AsyncByteStream):
+class AnswerBody(httpx.AsyncByteStream):
     """An answer's body, read as it arrives; its connection goes back to the pool once
     the body was read to its end, and is closed if the body is closed before."""
 
