@@ -15,9 +15,10 @@ written with another literal there must parse to the same value but for that one
 (every key, list and value compared), and be read by ``_plain`` as the same block's piece,
 of the same kind, with the new string as that piece.
 
-A template holds only while nothing but its own frames came: any other frame may change
-what ``_plain`` reads (a new call at the same index), so the reader drops the template at
-the first frame that does not match and learns a new one from the next plain delta it
+A template holds only while nothing but plain deltas of its block came: any other frame
+may change what ``_plain`` reads (a new call at the same index), so the reader drops the
+template at the first such frame (:meth:`Template.after`, for a frame read alone; a batch
+frame the template does not match) and learns a new one from the next plain delta it
 reads the usual way. Before each batch the handler's ``_plain`` reads the learned frame
 again, so that its state (the block is still open, no reasoning tag is being read) is
 asked as it is now; the pieces then go to :func:`~.plain.hand_over`, which asks the
@@ -25,11 +26,11 @@ handler's ``_ready`` and the assembler as any run does. Readers whose plain delt
 carry something else (``_took``) are not read this way.
 
 Frames are matched all at once: the batch's payloads are joined with NUL bytes (which no
-template and no literal it matches holds), and one regular expression finds every frame
-that is the template's. What a literal with an escape holds is read by the standard
-library's JSON reader, which is what reads any frame the fast reader refuses; a literal
-that is not valid (a bad escape, invalid UTF-8) leaves the batch to the usual reader,
-which says what is wrong.
+template and no literal it matches holds) and split at the template's bytes between two
+pieces, in C; each piece is then checked to be one string's contents (no quote, no
+control character; JSON's escapes only), and those with escapes are read as one JSON
+array. A literal that is not valid (a bad escape, invalid UTF-8) leaves the batch to the
+usual reader, which says what is wrong.
 """
 
 from __future__ import annotations
