@@ -168,6 +168,25 @@ def test_templates_take_nearly_every_delta_of_a_long_stream(
     assert fast.response.text() == "".join(f"w{n} " for n in range(600))
 
 
+def test_templates_are_learned_again_for_every_block_of_a_long_stream(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Twelve tool calls, each its own template (its index is in its frames' bytes): more
+    # than the tries a stream has, which only templates that match nothing use up.
+    frames: list[Any] = [chat({"role": "assistant"})]
+    for index in range(12):
+        frames.append(call_start(index, f"call_{index}", f"tool{index}"))
+        frames.append(call_args(index, '{"a": "'))
+        frames += [call_args(index, "x") for _ in range(150)]
+        frames.append(call_args(index, '"}'))
+    body = sse(*frames, chat({}, "tool_calls"), "[DONE]")
+    assert taken(body, "openai", 4096, monkeypatch) >= 12 * 120
+    fast, slow = both(body, "openai", 4096, monkeypatch)
+    assert_same_outcome(fast, slow)
+    assert fast.response is not None
+    assert [use.input.value for use in fast.response.tool_uses()] == [{"a": "x" * 150}] * 12
+
+
 # -- any text, in any pieces ------------------------------------------------------------------
 
 TEXTS = st.lists(

@@ -432,9 +432,11 @@ class StreamNormalizer:
         start = 0
         template = self._template
         if template is not None:
-            start, holds = template.run(self._handler, batch.names, payloads)  # type: ignore[arg-type]
+            start, holds = template.run(batch.names, payloads)
             if not holds:
                 self._template = None
+            if not start:
+                self._learning = max(self._learning - 1, 0)  # learned for nothing
             if start == len(payloads):
                 return
         objs = self._read_batch(payloads[start:] if start else payloads)
@@ -487,13 +489,14 @@ class StreamNormalizer:
         payloads: Sequence[bytes | bytearray],
     ) -> None:
         """The template of a batch's last frame, a plain delta the handler just took."""
-        self._learning -= 1
         self._template = learn(
             cast("PlainReader", self._handler),
             names[-1] if names is not None else None,
             objs[-1],
             payloads[-1],
         )
+        if self._template is None:
+            self._learning -= 1
 
     def _on_long(self, batch: Batch) -> bool:
         """A long frame, alone in its batch (see ``Batch``), of an API whose tool arguments

@@ -51,10 +51,10 @@ _NOT_IN_PLAIN: Final = b'"' + bytes(range(0x20))
 # they are, and JSON's escapes. Each branch starts with its own byte: no backtracking.
 _CONTENTS: Final = re.compile(rb'(?:[^"\\\x00-\x1f]+|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}|\x00)*')
 
-# Learned templates that matched no frame before a stream stops learning them (frames
-# that differ in more than their piece, as an id or padding that changes every frame).
 TRIES: Final = 8
-"""How many learned templates may match nothing before a stream stops learning them."""
+"""How many times a stream may fail to learn a template, or learn one that then matches
+nothing, before it stops learning them (frames that differ in more than their piece, as
+an id or a padding that changes every frame)."""
 
 
 class Template:
@@ -87,24 +87,21 @@ class Template:
         """The template, if it still holds once the handler has read frame ``obj``
         alone: when that frame is a plain delta of the template's block and kind (which
         changes nothing but the block's content); else ``None``."""
+        return self if self._ours(name, obj) else None
+
+    def _ours(self, name: str | None, obj: Any) -> bool:
+        """Whether the handler reads frame ``obj`` now as a plain delta of the template's
+        block and kind."""
         hit = self.reader._plain(name, obj)
-        if hit is None or len(hit) != 3 or hit[0] != self.key or hit[2] is not self.kind:
-            return None
-        return self
+        return hit is not None and len(hit) == 3 and hit[0] == self.key and hit[2] is self.kind
 
     def run(
-        self,
-        handler: PlainReader,
-        names: Sequence[str | None] | None,
-        payloads: Sequence[bytes | bytearray],
+        self, names: Sequence[str | None] | None, payloads: Sequence[bytes | bytearray]
     ) -> tuple[int, bool]:
         """The batch's leading frames that match, handed over: how many were taken, and
         whether the template still holds (every frame matched and was taken; not when
         the handler no longer reads the learned frame the same way)."""
-        if not payloads[0].startswith(self.prefix):
-            return 0, False
-        hit = handler._plain(self.name, self.obj)
-        if hit is None or len(hit) != 3 or hit[0] != self.key or hit[2] is not self.kind:
+        if not payloads[0].startswith(self.prefix) or not self._ours(self.name, self.obj):
             return 0, False
         count = len(payloads)
         if names is not None:
@@ -124,7 +121,7 @@ class Template:
             pieces = self._pieces(payloads[:count]) if count else None
             if pieces is None:
                 return 0, False
-        taken = hand_over(handler, 0, pieces, [self.key] * count, [(0, self.kind)])
+        taken = hand_over(self.reader, 0, pieces, [self.key] * count, [(0, self.kind)])
         return taken, taken == len(payloads)
 
     def _pieces(self, payloads: Sequence[bytes | bytearray]) -> list[str] | None:

@@ -317,6 +317,8 @@ class _EventNames(Sequence[str | None]):
         their lines' bytes, with no name decoded."""
         if value is None:
             return self._heads.count(b"event: ")
-        if not isinstance(value, str) or not value.isascii():
-            return 0 if isinstance(value, str) else super().count(value)
+        if not isinstance(value, str):
+            return super().count(value)
+        if not value.isascii():  # every name is ASCII
+            return 0
         return self._heads.count(b"event: " + value.encode())
