@@ -352,14 +352,10 @@ class _Connection(asyncio.Protocol):
         self.headers = []
         self.begun = self.complete = self.keep_alive = False
         self.buffered = 0
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
+        self._stop_timer()
 
     def close(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
+        self._stop_timer()
         transport = self.transport
         self.transport = None
         if transport is not None:
@@ -381,11 +377,13 @@ class _Connection(asyncio.Protocol):
         self.close()
         self._wake()
 
-    def _wake(self) -> None:
-        timer = self.timer
-        if timer is not None:
-            timer.cancel()
+    def _stop_timer(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
             self.timer = None
+
+    def _wake(self) -> None:
+        self._stop_timer()
         waiter = self.waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -409,10 +407,8 @@ class AnswerBody(httpx.AsyncByteStream):
         self._done = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        connection = self._connection
-        while (data := await connection.chunk()) is not None:
+        while (data := await self.read()) is not None:
             yield data
-        self._finish()
 
     def take(self) -> bytes | None:
         """A piece of the body already read, without waiting (``None``: none is)."""
