@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import laminate._normalizer
-from laminate import StreamNormalizer
+from laminate import MalformedStreamError, StreamNormalizer
 from laminate._apis.templates import TRIES, Template, learn
 
 from .support import (
@@ -48,22 +48,33 @@ def both(
     return fast, slow
 
 
-def taken(body: bytes, provider: str, size: int, monkeypatch: pytest.MonkeyPatch) -> int:
-    """How many frames templates took, for the body in pieces of ``size`` bytes."""
-    count = 0
-    run = Template.run
+def taken(
+    body: bytes, provider: str, size: int, monkeypatch: pytest.MonkeyPatch, *, where: str = "all"
+) -> int:
+    """How many frames templates took, for the body in pieces of ``size`` bytes: from the
+    decoder's batches (``where="batches"``), straight from the bytes (``"bytes"``), or
+    both."""
+    counts = {"batches": 0, "bytes": 0}
+    run, take = Template.run, Template.take
 
-    def counting(self: Template, *args: Any) -> tuple[int, bool]:
-        nonlocal count
+    def counting_run(self: Template, *args: Any) -> tuple[int, bool]:
+        before = self.taken
         result = run(self, *args)
-        count += result[0]
+        counts["batches"] += self.taken - before
+        return result
+
+    def counting_take(self: Template, *args: Any) -> int:
+        before = self.taken
+        result = take(self, *args)
+        counts["bytes"] += self.taken - before
         return result
 
     with monkeypatch.context() as patch:
-        patch.setattr(Template, "run", counting)
+        patch.setattr(Template, "run", counting_run)
+        patch.setattr(Template, "take", counting_take)
         outcome = run_chunks(pieces(body, size), provider)
     assert outcome.error is None
-    return count
+    return sum(counts.values()) if where == "all" else counts[where]
 
 
 def sse(*objs: Any, event: str | None = None) -> bytes:
@@ -185,6 +196,89 @@ def test_templates_are_learned_again_for_every_block_of_a_long_stream(
     assert_same_outcome(fast, slow)
     assert fast.response is not None
     assert [use.input.value for use in fast.response.tool_uses()] == [{"a": "x" * 150}] * 12
+
+
+@pytest.mark.parametrize("size", [1000, 4096, 16384])
+@pytest.mark.parametrize(
+    ("provider", "body"),
+    [
+        ("openai", chat_text([f"w{n} " for n in range(600)])),
+        ("anthropic", messages_text([f"w{n} " for n in range(600)])),
+    ],
+    ids=["chat", "messages"],
+)
+def test_the_template_s_frames_are_read_straight_from_the_stream_s_bytes(
+    provider: str, body: bytes, size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Once learned (from the first piece's frames), a template takes its frames before
+    # the decoder cuts them: in pieces cut anywhere, only the frame each later piece
+    # ends inside is left to the decoder.
+    left = size // 100 + len(body) // size + 5  # the first piece's frames, one a piece
+    assert taken(body, provider, size, monkeypatch, where="bytes") >= 600 - left
+    fast, slow = both(body, provider, size, monkeypatch)
+    assert_same_outcome(fast, slow)
+
+
+# What may come between a template's frames, as the stream's bytes: each breaks a run
+# read from the bytes, which the decoder then reads (or a template takes again after it).
+BETWEEN = st.sampled_from(
+    [
+        b": keep-alive\n\n",  # a comment
+        b"event: ping\ndata: {}\n\n",
+        b"id: 7\n",  # an id line, before the next event
+        b"retry: 10\n",
+        b"\n",  # a blank line alone
+        b"data:",  # the next event's data without its space
+        b"\r\n",  # a CR LF
+        b"data: [DONE]\n\n",
+        b'data: {"id": "c1"',  # an event cut short by the next one's bytes
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    items=st.lists(st.one_of(st.text(max_size=6), BETWEEN), min_size=1, max_size=80),
+    size=st.integers(min_value=1, max_value=900),
+)
+def test_anything_between_a_template_s_frames_reads_as_without_templates(
+    items: list[str | bytes], size: int
+) -> None:
+    body = sse(chat({"role": "assistant", "content": ""}))
+    for item in items:
+        body += item if isinstance(item, bytes) else sse(chat({"content": item}))
+    body += sse(chat({}, "stop"), "[DONE]")
+    fast = run_chunks(pieces(body, size), "openai")
+    setattr(laminate._normalizer, "TRIES", 0)  # noqa: B010 (not exported)
+    try:
+        slow = run_chunks(pieces(body, size), "openai")
+    finally:
+        setattr(laminate._normalizer, "TRIES", TRIES)  # noqa: B010
+    assert_same_outcome(fast, slow)
+
+
+def test_a_frame_over_the_cap_among_template_frames_is_the_decoder_s_error() -> None:
+    frames = [chat({"role": "assistant"})] + [chat({"content": "w"}) for _ in range(50)]
+    body = sse(*frames) + sse(chat({"content": "x" * 3000})) + sse(chat({}, "stop"), "[DONE]")
+    offsets = []
+    for templates in (TRIES, 0):
+        setattr(laminate._normalizer, "TRIES", templates)  # noqa: B010 (not exported)
+        try:
+            normalizer = StreamNormalizer("openai", max_frame_size=2048)
+
+            def read(normalizer: StreamNormalizer = normalizer) -> None:
+                for piece in pieces(body, 1000):  # each within the cap: read from the bytes
+                    normalizer.feed(piece)
+                normalizer.close()
+
+            with pytest.raises(MalformedStreamError, match="longer than") as caught:
+                read()
+        finally:
+            setattr(laminate._normalizer, "TRIES", TRIES)  # noqa: B010
+        assert caught.value.partial is not None
+        assert caught.value.partial.text() == "w" * 50
+        offsets.append(caught.value.offset)
+    assert offsets[0] == offsets[1] is not None
 
 
 # -- any text, in any pieces ------------------------------------------------------------------

@@ -35,6 +35,7 @@ from ._core.response import NormalizedResponse
 from ._framing import Batch, Decoder, Frame, error_from_frame, make_decoder
 from ._framing.document import BodyBuffer, snippet
 from ._framing.sniff import Sniffer, Tail
+from ._framing.sse import SSEDecoder
 
 __all__ = ["StreamNormalizer", "merging"]
 
@@ -118,6 +119,9 @@ class StreamNormalizer:
         # holds, and how many more may be learned (0: this stream's are not read so).
         self._template: Template | None = None
         self._learning = 0
+        # The template's frames as the stream's bytes: the template, the bytes before and
+        # after a piece.
+        self._shape: tuple[Template, bytes, bytes] | None = None
         self._tail = Tail()
         self._batching = False
         if provider is not None:
@@ -256,6 +260,8 @@ class StreamNormalizer:
         decoder = self._decoder
         try:
             if self._batching:
+                if self._template is not None and isinstance(decoder, SSEDecoder):
+                    data = self._take_shaped(decoder, data)
                 self._on_frames(decoder.feed_batched(data))
                 return
             self._on_frames(decoder.feed(data))
@@ -263,6 +269,42 @@ class StreamNormalizer:
             self._switch_to_document(exc.error)
             return
         self._batching = self._may_batch()
+
+    def _take_shaped(self, decoder: SSEDecoder, data: bytes) -> bytes:
+        """The template's frames in ``data`` read straight from the stream's bytes, before
+        the decoder cuts them into frames; what is left of ``data`` for the decoder.
+
+        The event the last bytes left open is first completed by the decoder (up to the
+        first blank line). Then, between events, the template's frames written the
+        plainest way (:meth:`~._framing.sse.SSEDecoder.frame_bytes`: the template's bytes
+        with the event's around them) are taken in a row by :meth:`Template.take`."""
+        if len(data) > self._max_frame_size:
+            return data  # a frame may be over the cap: the decoder says so
+        if not decoder.resting:
+            end = data.find(b"\n\n") + 2
+            if end < 2:
+                return data
+            self._on_frames(decoder.feed_batched(data[:end]))
+            data = data[end:]
+            if not decoder.resting:
+                return data
+        template = self._template
+        if template is None or self._assembler.done:
+            return data
+        shape = self._shape
+        if shape is None or shape[0] is not template:
+            head, tail = decoder.frame_bytes(
+                template.name, template.prefix + b'"', b'"' + template.suffix
+            )
+            shape = self._shape = (template, head, tail)
+        _, head, tail = shape
+        if not data.startswith(head):
+            return data
+        size = template.take(data, head, tail)
+        if not size:
+            return data
+        decoder.skip(size)
+        return data[size:]
 
     def _may_batch(self) -> bool:
         """Whether runs of frames may come as one Batch: once the provider is known, the
@@ -435,7 +477,7 @@ class StreamNormalizer:
             start, holds = template.run(batch.names, payloads)
             if not holds:
                 self._template = None
-            if not start:
+            if not start and not template.taken:
                 self._learning = max(self._learning - 1, 0)  # learned for nothing
             if start == len(payloads):
                 return

@@ -60,7 +60,19 @@ an id or a padding that changes every frame)."""
 class Template:
     """A plain delta's bytes around its piece (see the module)."""
 
-    __slots__ = ("_between", "_head", "_tail", "key", "kind", "name", "obj", "prefix", "reader")
+    __slots__ = (
+        "_between",
+        "_head",
+        "_tail",
+        "key",
+        "kind",
+        "name",
+        "obj",
+        "prefix",
+        "reader",
+        "suffix",
+        "taken",
+    )
 
     def __init__(
         self,
@@ -79,6 +91,9 @@ class Template:
         self.key = key
         self.kind = kind
         self.prefix = prefix
+        self.suffix = suffix
+        self.taken = 0
+        """How many frames the template took so far."""
         self._head = b"\x00" + prefix + b'"'  # a frame's start, up to its piece
         self._tail = b'"' + suffix  # and from its piece on
         self._between = b'"' + suffix + b"\x00" + prefix + b'"'  # between two pieces
@@ -122,7 +137,47 @@ class Template:
             if pieces is None:
                 return 0, False
         taken = hand_over(self.reader, 0, pieces, [self.key] * count, [(0, self.kind)])
+        self.taken += taken
         return taken, taken == len(payloads)
+
+    def take(self, data: bytes, head: bytes, tail: bytes) -> int:
+        """The frames at the start of ``data`` (a stream's bytes, starting with ``head``)
+        that are each ``head``, a piece and ``tail`` (what the framing reads as one frame
+        of the template's payload: ``head`` ends with the prefix and the literal's quote,
+        ``tail`` starts with the other quote and the suffix), handed over: how many bytes
+        they span (``0``: none was taken).
+
+        The bytes split at ``tail + head`` are the pieces, and the last one's frame ends
+        where ``tail`` is next found. A piece holds no line end (no string's contents
+        does), so no frame is cut anywhere but at its own ends; a piece that is not one
+        string's contents (another frame between, a frame cut short) ends the run."""
+        if not self._ours(self.name, self.obj):
+            return 0
+        found = data.split(tail + head)
+        found[0] = found[0][len(head) :]
+        last = found[-1]
+        end = last.find(tail)
+        if end < 0:
+            found.pop()  # the last frame is not whole yet: the usual reader holds it
+        else:
+            found[-1] = last[:end]
+        pieces = _decoded(found) if found else None
+        if pieces is None:
+            count = 0
+            for piece in found:  # each looked at alone: a run up to the first that is not
+                if _decoded([piece]) is None:
+                    break
+                count += 1
+            del found[count:]
+            pieces = _decoded(found) if found else None
+            if pieces is None:
+                return 0
+        count = len(found)
+        taken = hand_over(self.reader, 0, pieces, [self.key] * count, [(0, self.kind)])
+        self.taken += taken
+        if taken < count:
+            del found[taken:]
+        return taken * (len(head) + len(tail)) + sum(map(len, found))
 
     def _pieces(self, payloads: Sequence[bytes | bytearray]) -> list[str] | None:
         """Every payload's piece, if every one is the template's; else ``None``. The
@@ -135,15 +190,22 @@ class Template:
         found = joined[len(head) : len(joined) - len(self._tail)].split(self._between)
         if len(found) != len(payloads):
             return None
-        text = b"".join(found)
-        try:
-            if b"\\" not in text:
-                if len(text.translate(None, _NOT_IN_PLAIN)) != len(text):
-                    return None
-                return list(map(bytes.decode, found))
-            return _strings(found)
-        except ValueError:  # invalid UTF-8, a bad escape, a quote: the usual reader says so
-            return None
+        return _decoded(found)
+
+
+def _decoded(found: list[bytes]) -> list[str] | None:
+    """The values of string literals' contents, or ``None`` if any is not one string's
+    contents (a quote, a control character, a bad escape, invalid UTF-8: the usual
+    reader then says what is wrong)."""
+    text = b"".join(found)
+    try:
+        if b"\\" not in text:
+            if len(text.translate(None, _NOT_IN_PLAIN)) != len(text):
+                return None
+            return list(map(bytes.decode, found))
+        return _strings(found)
+    except ValueError:
+        return None
 
 
 def _strings(found: list[bytes]) -> list[str]:

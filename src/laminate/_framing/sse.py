@@ -203,6 +203,37 @@ class SSEDecoder(_LineDecoder):
     def _replay_id(self) -> str | None:
         return self._id
 
+    @staticmethod
+    def frame_bytes(name: str | None, head: bytes, tail: bytes) -> tuple[bytes, bytes]:
+        """The bytes around the middle of an event named ``name`` whose data is ``head``,
+        a middle without a line end, and ``tail``, written the plainest way (an ``event:``
+        line unless ``name`` is ``None``, one ``data: `` line, a blank line, LF line ends):
+        what the normalizer matches whole runs of events against (:meth:`skip`)."""
+        event = b"" if name is None else b"event: " + name.encode() + b"\n"
+        return event + b"data: " + head, tail + b"\n\n"
+
+    @property
+    def resting(self) -> bool:
+        """Whether the bytes so far end with a whole event and nothing is held: the next
+        bytes start an event, whatever came before."""
+        return (
+            self._start < 0
+            and self._data is None
+            and self._stray is None
+            and not self._partial
+            and self._head is None
+            and not self._after_cr
+            and not self._in_comment
+            and self._error is None
+            and not self._closed
+        )
+
+    def skip(self, size: int) -> None:
+        """Count ``size`` bytes as read: whole events of :meth:`frame_bytes`, read by the
+        caller, at rest (:attr:`resting`) before and after them. Such events change no
+        state but the stream's offset (no ``id``, no ``retry``)."""
+        self._seen += size
+
     def _take_stray(self, line: bytes, here: int, out: list[Frame | Batch]) -> None:
         """One line of a JSON object sent outside any event (see the class docstring)."""
         if self._stray is None:
