@@ -119,6 +119,59 @@ def test_the_request_goes_as_httpx_builds_it_and_the_connection_is_kept(
 
 
 @pytest.mark.parametrize(
+    "headers",
+    [
+        [("content-type", "application/json"), ("x-api-key", "k")],
+        [("Host", "backend.example"), ("accept", "*/*")],
+        [("content-length", "8"), ("User-Agent", "u")],
+    ],
+    ids=["plain", "own-host", "own-length"],
+)
+def test_a_post_without_a_request_object_sends_what_httpx_would(
+    headers: list[tuple[str, str]], json_backend: str
+) -> None:
+    once(json_backend)
+
+    async def test() -> None:
+        async with _Server(_replying(OK + b"data: 1\n\n", b"\n")) as server:
+            url = httpx.URL(server.url)
+            pool = Http1Pool(connect=5, write=5)
+            answer = await pool.post(url, headers, b'{"a": 1}')
+            assert b"".join([chunk async for chunk in answer.aiter_raw()]) == b"data: 1\n\n\n"
+            await pool.aclose()
+            request = httpx.Request("POST", url, headers=headers, content=b'{"a": 1}')
+            answer = await Http1Pool(connect=5, write=5).send(request)
+            await answer.aread()
+            assert answer.request is request
+        assert server.requests[0] == server.requests[1]
+        assert server.requests[0].endswith(b'\r\n\r\n{"a": 1}')
+
+    _run(test)
+
+
+def test_an_answer_that_does_not_begin_in_time_is_a_read_timeout(json_backend: str) -> None:
+    once(json_backend)
+
+    async def late(_: asyncio.StreamReader, writer: asyncio.StreamWriter, __: int) -> bool:
+        await asyncio.sleep(0.5)
+        writer.write(OK + b"data: 1\n\n\n")
+        return True
+
+    async def test() -> None:
+        async with _Server(late) as server:
+            pool = Http1Pool(connect=5, write=5)
+            url = httpx.URL(server.url)
+            with pytest.raises(httpx.ReadTimeout):
+                await pool.post(url, [], b"{}", timeout=0.05)
+            answer = await pool.post(url, [], b"{}", timeout=5)  # on a new connection
+            assert await answer.aread() == b"data: 1\n\n\n"
+            await pool.aclose()
+        assert server.connections == 2
+
+    _run(test)
+
+
+@pytest.mark.parametrize(
     ("parts", "keep"),
     [
         # chunked, in pieces that cut a size line and a chunk
@@ -343,5 +396,5 @@ def test_a_proxy_of_the_environment_is_left_to_httpx(
         monkeypatch.setenv(variable, "http://127.0.0.1:9")
     config = ProxyConfig(backends=(Backend("openai", "http://backend.test/v1"),))
     client = BackendClient(config)
-    _, direct = client._url("http://backend.test/v1/chat/completions")
+    _, direct, _ = client._url("http://backend.test/v1/chat/completions")
     assert direct is (variable is None)

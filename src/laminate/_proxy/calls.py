@@ -43,6 +43,7 @@ from .backend import (
     strip_query_key,
     warm_signer,
 )
+from .client import path_of, query_of
 from .config import Backend, ConfigError, ProxyConfig
 from .counting import Exchange
 from .refusals import Refusal, display_name
@@ -105,7 +106,7 @@ def prepare(
     the request as it is (the model renamed where the route renames it) for a backend of
     the same API, else translated (a request the backend's API cannot express is a
     :class:`Refusal`); either way limited to what the backend takes (:func:`limited`)."""
-    raw_path = request.scope.get("raw_path") or request.url.path.encode()
+    raw_path = request.scope.get("raw_path") or path_of(request).encode()
     path = raw_path.decode("latin-1")
     path_model = request.path_params.get("model")
     if isinstance(path_model, str) and backend_model != path_model:
@@ -113,7 +114,7 @@ def prepare(
     elif not isinstance(path_model, str) and backend_model != data.get("model"):
         data = {**data, "model": backend_model}
         body = json.dumps(data, ensure_ascii=False).encode()
-    query = request.url.query
+    query = query_of(request)
     array = stream and http_of(api).streams_array(query)
     query = strip_query_key(query)
     path_and_query = f"{path}?{query}" if query else path
@@ -236,8 +237,9 @@ class BackendClient:
         self._defaults: tuple[tuple[str, str, str], ...] = ()
         self._default_names: frozenset[str] = frozenset()
         self._extensions: dict[str, Any] = {}
-        # The backends' URLs, parsed once, with whether each goes straight to its backend.
-        self._urls: dict[str, tuple[httpx.URL, bool]] = {}
+        # The backends' URLs, parsed once, with whether each goes straight to its backend
+        # and the authorization of its user info.
+        self._urls: dict[str, tuple[httpx.URL, bool, str | None]] = {}
         self._pool: Http1Pool | None = None
 
     @property
@@ -405,15 +407,17 @@ class BackendClient:
 
         The request is the one ``AsyncClient.build_request`` makes (the client's default
         headers under the call's, its timeouts). On asyncio it goes through the proxy's
-        own HTTP/1.1 transport (:class:`~.transport.Http1Pool`: one write per request,
-        the answer parsed in C) unless a proxy of the environment is named for its URL;
-        else to the transport that ``AsyncClient.send`` would pick for its URL (the pool,
-        or that proxy). What ``send`` adds around that the proxy has no use for: no auth,
+        own HTTP/1.1 transport (:meth:`~.transport.Http1Pool.post`: the same bytes, with
+        no request object built; one write per request, the answer parsed in C, its
+        head awaited with a timer rather than a cancel scope) unless a proxy of the
+        environment is named for its URL; else to the transport that
+        ``AsyncClient.send`` would pick for its URL (the pool, or that proxy). What
+        ``send`` adds around that the proxy has no use for: no auth,
         redirect or hook is configured, and a backend's cookies are not kept from one
         request to the next.
         """
         client = self.client
-        url, direct = self._url(call.url)
+        url, direct, auth = self._url(call.url)
         # The client's defaults first, each replaced by the call's header of that name
         # (whose names are in lower case), then the call's other headers.
         headers = [
@@ -422,16 +426,16 @@ class BackendClient:
         ]
         defaults = self._default_names
         headers += [(name, value) for name, value in given.items() if name not in defaults]
-        if url.username or url.password:  # as httpx does: the URL's user info is the auth
+        if auth is not None:  # as httpx does: the URL's user info is the auth
             headers = [(n, v) for n, v in headers if n.lower() != "authorization"]
-            headers.append(("Authorization", _basic_auth(url.username, url.password)))
-        request = httpx.Request(
-            "POST", url, headers=headers, content=call.body, extensions=self._extensions
-        )
+            headers.append(("Authorization", auth))
         try:
+            if direct and self._pool is not None and _on_asyncio():
+                return await self._pool.post(url, headers, call.body, self.config.timeouts.read)
+            request = httpx.Request(
+                "POST", url, headers=headers, content=call.body, extensions=self._extensions
+            )
             with anyio.fail_after(self.config.timeouts.read):
-                if direct and self._pool is not None and _on_asyncio():
-                    return await self._pool.send(request)
                 # httpx's own choice of transport (a private method): where a later httpx
                 # has it no more, the client's send does the same, with its layers.
                 pick = getattr(client, _PICK_TRANSPORT, None)
@@ -447,9 +451,10 @@ class BackendClient:
         except httpx.HTTPError as exc:
             raise Refusal(502, f"the backend cannot be reached: {type(exc).__name__}") from None
 
-    def _url(self, text: str) -> tuple[httpx.URL, bool]:
-        """The URL parsed, and whether it goes straight to the backend (no proxy of the
-        environment named for it, and an httpx that says so)."""
+    def _url(self, text: str) -> tuple[httpx.URL, bool, str | None]:
+        """The URL parsed, whether it goes straight to the backend (no proxy of the
+        environment named for it, and an httpx that says so), and the ``Authorization``
+        its user info makes (``None``: it has none)."""
         kept = self._urls.get(text)
         if kept is None:
             if len(self._urls) >= _URLS_KEPT:
@@ -458,7 +463,10 @@ class BackendClient:
             client = self.client
             pick = getattr(client, _PICK_TRANSPORT, None)
             direct = pick is not None and pick(url) is getattr(client, "_transport", None)
-            kept = self._urls[text] = (url, direct)
+            auth = None
+            if url.username or url.password:
+                auth = _basic_auth(url.username, url.password)
+            kept = self._urls[text] = (url, direct, auth)
         return kept
 
 

@@ -377,7 +377,7 @@ async def _translate(
     on at once, in pieces (not one write per event)."""
     exchange, api = responder.exchange, responder.exchange.client
     normalizer = StreamNormalizer(
-        call.backend.api, url=str(answer.url), content_type=answer.headers.get("content-type")
+        call.backend.api, url=call.url, content_type=answer.headers.get("content-type")
     )
     if not call.stream:
         async with contextlib.aclosing(Reads(answer, idle)) as reads:

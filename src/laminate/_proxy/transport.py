@@ -35,7 +35,7 @@ import asyncio
 import collections
 import ssl
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Final, cast
 
 import httptools
@@ -83,20 +83,46 @@ class Http1Pool:
         """Make the TLS context now (it takes tens of milliseconds)."""
         self._context()
 
-    async def send(self, request: httpx.Request) -> httpx.Response:
-        """The answer to ``request``, its body not read yet."""
-        url = request.url
+    async def send(self, request: httpx.Request, timeout: float | None = None) -> httpx.Response:
+        """The answer to ``request``, its body not read yet (``timeout``: how long its
+        head may take once the request is written, ``None``: no limit)."""
+        answer = await self._ask(request.url, _head(request), request.content, timeout)
+        answer.request = request
+        return answer
+
+    async def post(
+        self,
+        url: httpx.URL,
+        headers: Sequence[tuple[str, str]],
+        body: bytes,
+        timeout: float | None = None,
+    ) -> httpx.Response:
+        """The answer to a POST of ``body`` to ``url`` with ``headers``, its body not read
+        yet: the request :meth:`send` would make of ``httpx.Request("POST", url,
+        headers=headers, content=body)``, byte for byte (a ``Host`` header first and a
+        ``Content-Length`` last unless given), with no request object built. The answer
+        has no ``request``: its caller knows what it asked."""
+        names = {name.lower() for name, _ in headers}
+        pairs = [(name.encode("ascii"), value.encode("ascii")) for name, value in headers]
+        if "host" not in names and url.host:
+            pairs.insert(0, (b"Host", url.netloc))
+        if "content-length" not in names and "transfer-encoding" not in names:
+            pairs.append((b"Content-Length", b"%d" % len(body)))
+        return await self._ask(url, _head_of(b"POST", url, pairs), body, timeout)
+
+    async def _ask(
+        self, url: httpx.URL, head: bytes, body: bytes, timeout: float | None
+    ) -> httpx.Response:
         scheme = url.raw_scheme
         if scheme not in _DEFAULT_PORTS:
             raise httpx.UnsupportedProtocol(f"the URL's scheme {scheme!r} is not http(s)")
         key = (scheme, url.host, url.port or _DEFAULT_PORTS[scheme])
-        head = _head(request)
         connection = self._kept(key)
         if connection is None:
             connection = await self._open(key)
         try:
-            await connection.send(head + request.content, self._write)
-            await connection.head()
+            await connection.send(head + body, self._write)
+            await connection.head(timeout)
         except BaseException:
             connection.close()
             raise
@@ -104,7 +130,6 @@ class Http1Pool:
             connection.status,
             headers=connection.headers,
             stream=AnswerBody(connection),
-            request=request,
             extensions={"http_version": b"HTTP/1.1", "reason_phrase": connection.reason},
         )
 
@@ -160,13 +185,21 @@ class Http1Pool:
 
 def _head(request: httpx.Request) -> bytes:
     """The request's line and headers as they go on the wire (the headers as httpx made
-    them: a line break or a NUL in one would end it early, and is refused)."""
-    raw = request.headers.raw
-    lines = b"".join([b"%s: %s\r\n" % (name, value) for name, value in raw])
-    if lines.count(b"\r\n") != len(raw) or b"\n" in lines.replace(b"\r\n", b"") or b"\0" in lines:
+    them)."""
+    return _head_of(request.method.encode("ascii"), request.url, request.headers.raw)
+
+
+def _head_of(method: bytes, url: httpx.URL, headers: Sequence[tuple[bytes, bytes]]) -> bytes:
+    """A request's line and headers as they go on the wire (a line break or a NUL in a
+    header would end it early, and is refused)."""
+    lines = b"".join([b"%s: %s\r\n" % (name, value) for name, value in headers])
+    if (
+        lines.count(b"\r\n") != len(headers)
+        or b"\n" in lines.replace(b"\r\n", b"")
+        or b"\0" in lines
+    ):
         raise httpx.LocalProtocolError("a header of the request holds a line break")
-    target = request.url.raw_path
-    return b"%s %s HTTP/1.1\r\n%s\r\n" % (request.method.encode("ascii"), target, lines)
+    return b"%s %s HTTP/1.1\r\n%s\r\n" % (method, url.raw_path, lines)
 
 
 class _Connection(asyncio.Protocol):
@@ -299,13 +332,25 @@ class _Connection(asyncio.Protocol):
             if self.lost and not self.begun:
                 raise self.error or httpx.WriteError("the backend closed the connection")
 
-    async def head(self) -> None:
-        """Wait for the answer's head, and for the first bytes of its body up to
+    async def head(self, timeout: float | None = None) -> None:
+        """Wait for the answer's head (up to ``timeout`` seconds: then an
+        :class:`httpx.ReadTimeout`), and for the first bytes of its body up to
         ``_BODY_WAIT`` seconds more (see the module)."""
-        while not self.begun:
-            if self.error is not None:
-                raise self.error
-            await self._wait()
+        deadline = None
+        if timeout is not None and not self.begun:
+            deadline = asyncio.get_running_loop().call_later(timeout, self._too_late)
+        try:
+            while not self.begun:
+                if self.error is not None:
+                    raise self.error
+                await self._wait()
+        finally:
+            if deadline is not None:
+                deadline.cancel()
+
+    def _too_late(self) -> None:
+        if not self.begun and self.error is None:
+            self._fail(httpx.ReadTimeout("the backend's answer did not begin in time"))
 
     def take(self) -> bytes | None:
         """A piece of the body already read, without waiting (``None``: none is)."""
