@@ -71,7 +71,7 @@ from .._apis.registry import APIS
 from .._apis.spec import Endpoint, Http
 from .backend import http_of
 from .calls import BackendClient, Call, prepare
-from .client import Responder, json_object, read_body, watching
+from .client import Responder, json_object, path_of, read_body, watching
 from .config import Backend, Client, ConfigError, ConfigFile, ProxyConfig
 from .count_tokens import count_tokens
 from .counting import ERROR_TEXT_CAP, Exchange
@@ -202,7 +202,7 @@ class _Proxy:
         """Answer one chat request. Once its body is read, everything runs beside a watch
         on the client (:func:`~.client.watching`): a client that leaves cancels the
         backend's request at once, before the answer began or while it streams."""
-        exchange = Exchange(api, request.method, request.url.path)
+        exchange = Exchange(api, request.scope["method"], path_of(request))
         responder = Responder(request, send, exchange, self.finish)
         generation = self.current
         generation.users += 1
@@ -549,4 +549,37 @@ def app(
             await proxy.metrics.stop()
             await proxy.current.aclose()
 
-    return Starlette(routes=_routes(proxy), lifespan=lifespan)
+    return _App(routes=_routes(proxy), lifespan=lifespan)
+
+
+class _App(Starlette):
+    """Starlette's app, with the POST endpoints of a fixed path whose handler is an ASGI
+    app of its own (every chat and counting endpoint but those that name a model in
+    their path) called straight from a table of their paths: the route Starlette would
+    pick (the first whose path and method match), without trying each route's pattern
+    in turn or the middleware around them, whose only work for such a handler is a 500
+    for an exception it lets out, which the server sends just the same."""
+
+    def __init__(self, *, routes: list[BaseRoute], lifespan: Any) -> None:
+        super().__init__(routes=routes, lifespan=lifespan)
+        first: dict[str, Route] = {}
+        for route in routes:
+            if (
+                isinstance(route, Route)
+                and route.path_format == route.path
+                and route.methods is not None
+                and "POST" in route.methods
+            ):
+                first.setdefault(route.path, route)
+        self._posts = {
+            path: route.app for path, route in first.items() if route.app is route.endpoint
+        }
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
+            handler = self._posts.get(scope["path"])
+            if handler is not None:
+                scope["app"] = self
+                await handler(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)

@@ -24,7 +24,9 @@ __all__ = [
     "BACKEND_HEADER",
     "Responder",
     "json_object",
+    "path_of",
     "presented_keys",
+    "query_of",
     "read_body",
     "watching",
 ]
@@ -50,6 +52,21 @@ def presented_keys(request: Request, http: Http) -> list[str]:
         if value is not None:
             presented.append(value)
     return presented
+
+
+def path_of(request: Request) -> str:
+    """``request.url.path``, read from the request's scope: building the URL costs a
+    tenth of the proxy's time to the first byte (only a path holding what the URL
+    escapes needs it)."""
+    path: str = request.scope["path"]
+    if "?" in path or "#" in path or "\\" in path:
+        return request.url.path
+    return path
+
+
+def query_of(request: Request) -> str:
+    """``request.url.query`` (``""`` without building the URL when there is none)."""
+    return request.url.query if request.scope.get("query_string") else ""
 
 
 async def read_body(request: Request, cap: int) -> bytes:

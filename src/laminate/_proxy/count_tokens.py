@@ -20,7 +20,7 @@ from .._apis.translate import translate_request
 from .._core.errors import LaminateError, TranslationError
 from .backend import backend_headers, backend_url, forwarded_headers, http_of
 from .calls import BackendClient, Call
-from .client import BACKEND_HEADER, json_object, read_body
+from .client import BACKEND_HEADER, json_object, path_of, read_body
 from .config import Backend, ConfigError
 from .counting import Exchange, estimate_tokens
 from .people import People
@@ -44,7 +44,7 @@ async def count_tokens(
 ) -> Response:
     """Answer one token-counting request of a client of ``api`` (its key and its models
     are checked; it counts against no limit)."""
-    exchange = Exchange(api, request.method, request.url.path)
+    exchange = Exchange(api, request.scope["method"], path_of(request))
     try:
         response = await _count(request, api, exchange, backends, people)
     except Refusal as refusal:
