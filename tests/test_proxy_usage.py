@@ -11,6 +11,7 @@ import pytest
 from laminate import LaminateError, StreamEncoder, StreamNormalizer
 from laminate._apis.registry import APIS
 from laminate._core.response import Usage
+from laminate._proxy import usage as usage_module
 from laminate._proxy.usage import UsageScan
 
 from .scripted_backend import Asked, answer_events
@@ -109,3 +110,22 @@ def test_a_stream_that_is_not_what_it_says_leaves_no_counts() -> None:
     scan.feed(b'data: {"type": "message_delta", "usage": {"output_tokens": 2}')  # no line end
     scan.feed(b"x" * 1024)
     assert _counts(scan.usage()) == (None, None)  # an unreadable frame: no counts
+
+
+@pytest.mark.parametrize("api", ["openai", "anthropic", "gemini"])
+def test_a_long_answer_is_held_in_a_bounded_tail_and_read_alike(api: str) -> None:
+    # Two megabytes of text: all but the last quarter-megabyte or so is looked at as it
+    # passes, and the counts are those the whole normalizer reads.
+    events, _ = answer_events("m", Asked(user="a long answer"))
+    encoder = StreamEncoder(api)
+    head = b"".join(encoder.encode(e) for e in events[:2])
+    words = b"".join(encoder.encode(e) for e in events[2:3]) * 20_000
+    data = head + words + b"".join(encoder.encode(e) for e in events[3:]) + encoder.close()
+    scan = UsageScan(api, encoder.media_type)
+    held = 0
+    for at in range(0, len(data), 4096):
+        scan.feed(data[at : at + 4096])
+        held = max(held, scan._held_size)
+    assert len(data) > 2_000_000
+    assert held <= 2 * usage_module._TAIL + 4096
+    assert _counts(scan.usage()) == _counts(_read_whole(api, data)) != (None, None)

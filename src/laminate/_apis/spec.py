@@ -319,6 +319,10 @@ class Http:
     """The JSON keys (quoted, as bytes) of the frames of its streams that carry usage: a
     passing stream's token counts are read from those frames alone (``()``: read it
     whole)."""
+    usage_split: bool = False
+    """Whether its streams' counts are split between the first frame that carries usage
+    and the last (Anthropic: the input tokens in ``message_start``); else the last one
+    holds them all (final or cumulative)."""
     counting: Counting | None = None
     """Its token-counting endpoint for a chat request, when it has one and it wants
     the request wrapped (see :class:`Counting`)."""

@@ -5,11 +5,18 @@ on as they are; it reads them only for the log line's token counts. Running the 
 normalizer over every frame for that costs more than relaying the bytes (about 5 µs a
 frame), so :class:`UsageScan` looks for the few frames that carry usage instead:
 
-- it searches each chunk for the API's usage key (``"usage"``, ``"usageMetadata"``,
-  ...) with ``bytes.find``, which runs in C, and keeps only the first and the last frame
-  that holds one (Anthropic's ``message_start`` and ``message_delta``; the last chunk of
-  the other APIs, whose counts are final or cumulative there);
-- at the end it reads those two frames with a normalizer of the API, so each API's
+- it holds the chunks of an SSE or NDJSON answer as they came (no copy; up to twice
+  ``_TAIL`` bytes, past which all but the last ``_TAIL`` are looked at, once) and, when
+  the answer ends, searches them for the API's usage key (``"usage"``,
+  ``"usageMetadata"``, ...) with ``bytes.rfind`` from the end, in C: the last frame that
+  holds one is a few frames from the end, so a short answer costs one copy and a short
+  search, not a search of every byte (which, for a key that starts with a quote, runs at
+  under 2 GB/s);
+- it keeps that last frame, and the first one for an API whose counts are split between
+  the two (``Http.usage_split``: Anthropic's ``message_start`` and ``message_delta``;
+  the other APIs' counts are final or cumulative in their last);
+- an eventstream's messages are walked by their lengths as they arrive, each searched;
+- at the end it reads the frames it kept with a normalizer of the API, so each API's
   usage is read by its own reader, as everywhere else.
 
 A key inside a JSON string is written ``\\"usage\\"``, so text that mentions the word is
@@ -36,6 +43,9 @@ __all__ = ["UsageScan"]
 # The framings split here, named by the content type: the API's own framing only
 # (Anthropic on Bedrock's invoke API wraps its frames in eventstream, base64).
 _SPLIT: Final = frozenset({"sse", "ndjson", "eventstream"})
+# The end of a passing SSE or NDJSON answer held as it came, looked at once it ends (up
+# to twice as much is held before the older part is looked at).
+_TAIL: Final = 256 * 1024
 # The largest frame kept while it arrives (the normalizer's own cap): past it, no counts.
 _MAX_FRAME: Final = 16 * 1024 * 1024
 _PRELUDE: Final = 12  # an eventstream message's total length, headers length, CRC
@@ -50,10 +60,13 @@ class UsageScan:
         "_failed",
         "_first",
         "_full",
+        "_held",
+        "_held_size",
         "_keys",
         "_last",
         "_mode",
         "_seen",
+        "_split",
     )
 
     def __init__(self, api: str, content_type: str | None = None) -> None:
@@ -61,6 +74,7 @@ class UsageScan:
         http = APIS[api].http
         keys = http.usage_keys if http is not None else ()
         self._keys: tuple[bytes, ...] = keys or ()
+        self._split = http is not None and http.usage_split
         framing = framing_of(content_type)
         own = framing is not None and framing in _SPLIT and framing == APIS[api].framing
         self._mode: str = framing if own and keys and framing is not None else "full"
@@ -68,7 +82,9 @@ class UsageScan:
         self._full: StreamNormalizer | None = (
             StreamNormalizer(api, content_type=content_type) if self._mode == "full" else None
         )
-        self._buffer = bytearray()  # an unfinished line or message
+        self._buffer = bytearray()  # an unfinished message (eventstream)
+        self._held: list[bytes] = []  # the lines not looked at yet (SSE, NDJSON)
+        self._held_size = 0
         self._seen = 0  # bytes dropped from the buffer so far: frames' offsets
         self._first: tuple[int, bytes] | None = None
         self._last: tuple[int, bytes] | None = None
@@ -96,8 +112,9 @@ class UsageScan:
             except LaminateError as exc:
                 return _usage_of(exc)
             return self._full.snapshot().usage
-        if self._buffer and self._mode in ("sse", "ndjson"):
-            self._lines(b"\n")  # the last line may end with the stream
+        if self._mode in ("sse", "ndjson"):
+            self._held.append(b"\n")  # the last line may end with the stream
+            self._scan_held(keep=0)
         frames = [f for f in (self._first, self._last) if f is not None]
         if not frames:
             return None
@@ -114,7 +131,7 @@ class UsageScan:
 
     # -- framings ---------------------------------------------------------------------
 
-    def _line(self, buffer: bytearray, at: int) -> tuple[int, bytes]:
+    def _line(self, buffer: bytes | bytearray, at: int) -> tuple[int, bytes]:
         """The line that holds ``buffer[at]`` (a whole line), with its offset."""
         start = _line_start(buffer, at)
         ends = [e for e in (buffer.find(b"\n", at), buffer.find(b"\r", at)) if e != -1]
@@ -126,26 +143,40 @@ class UsageScan:
         self._full = None
         self._first = self._last = None
         self._buffer = bytearray()
+        self._held, self._held_size = [], 0
 
     def _lines(self, chunk: bytes) -> None:
-        buffer = self._buffer
-        old = len(buffer)
-        buffer += chunk
+        # Kept as they came (no copy) until more than twice the tail is held: then all
+        # but the tail is looked at, once. A short answer is looked at once it ends,
+        # from its end.
+        self._held.append(chunk)
+        self._held_size += len(chunk)
+        if self._held_size > 2 * _TAIL:
+            self._scan_held(keep=_TAIL)
+
+    def _scan_held(self, keep: int) -> None:
+        """Look at the whole lines of the held bytes but the last ``keep``."""
+        data = b"".join(self._held)
+        limit = len(data) - keep
         # Only whole lines are looked at: a key split between two chunks is found once
         # its line has ended. Lines end in LF, CRLF or CR (SSE allows each).
-        end = max(buffer.rfind(b"\n", old), buffer.rfind(b"\r", old)) + 1
+        end = max(data.rfind(b"\n", 0, limit), data.rfind(b"\r", 0, limit)) + 1
         if end == 0:
-            if len(buffer) > _MAX_FRAME:
+            if len(data) > _MAX_FRAME:
                 self._stop()
+            else:
+                self._held = [data]
             return
-        if self._first is None:
-            found = [at for key in self._keys if (at := _first_key(buffer, key, end)) != -1]
+        if self._first is None and self._split:
+            found = [at for key in self._keys if (at := _first_key(data, key, end)) != -1]
             if found:
-                self._first = self._line(buffer, min(found))
-        found = [at for key in self._keys if (at := _last_key(buffer, key, end)) != -1]
+                self._first = self._line(data, min(found))
+        found = [at for key in self._keys if (at := _last_key(data, key, end)) != -1]
         if found:
-            self._last = self._line(buffer, max(found))
-        del buffer[:end]
+            self._last = self._line(data, max(found))
+        rest = data[end:]
+        self._held = [rest] if rest else []
+        self._held_size = len(rest)
         self._seen += end
 
     def _messages(self, chunk: bytes) -> None:
@@ -176,7 +207,7 @@ class UsageScan:
         self._seen += at
 
 
-def _first_key(buffer: bytearray, key: bytes, end: int) -> int:
+def _first_key(buffer: bytes | bytearray, key: bytes, end: int) -> int:
     """Where ``key`` first holds a value in ``buffer[:end]`` (-1: nowhere)."""
     at = buffer.find(key, 0, end)
     while at != -1 and _is_null(buffer, at + len(key)):
@@ -184,7 +215,7 @@ def _first_key(buffer: bytearray, key: bytes, end: int) -> int:
     return at
 
 
-def _last_key(buffer: bytearray, key: bytes, end: int) -> int:
+def _last_key(buffer: bytes | bytearray, key: bytes, end: int) -> int:
     """Where ``key`` last holds a value in ``buffer[:end]`` (-1: nowhere)."""
     at = buffer.rfind(key, 0, end)
     while at != -1 and _is_null(buffer, at + len(key)):
@@ -192,13 +223,13 @@ def _last_key(buffer: bytearray, key: bytes, end: int) -> int:
     return at
 
 
-def _is_null(buffer: bytearray, at: int) -> bool:
+def _is_null(buffer: bytes | bytearray, at: int) -> bool:
     """Whether the value after a key (at ``at``, before its colon) is ``null``: some
     servers send ``"usage": null`` in every chunk before the one that counts."""
     return buffer[at : at + 12].lstrip(b" \t:").startswith(b"null")
 
 
-def _line_start(buffer: bytearray, at: int) -> int:
+def _line_start(buffer: bytes | bytearray, at: int) -> int:
     return max(buffer.rfind(b"\n", 0, at), buffer.rfind(b"\r", 0, at)) + 1
 
 

@@ -81,6 +81,7 @@ API = Api(
     http=Http(
         overflow=OVERFLOW,
         usage_keys=(b'"usage"',),
+        usage_split=True,
         endpoints=(*_ENDPOINTS, *CLOUD_ENDPOINTS),
         key_headers=("x-api-key", "authorization"),
         headers=(("anthropic-version", "2023-06-01"),),
