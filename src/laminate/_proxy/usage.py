@@ -121,13 +121,25 @@ class UsageScan:
         if len(frames) == 2 and frames[1][0] == frames[0][0]:
             frames.pop()
         reader = StreamNormalizer(self._api)
-        end = b"" if self._mode == "eventstream" else b"\n\n"
         try:
             for _, frame in frames:
-                reader.feed(frame + end)
+                if self._mode == "eventstream":
+                    reader.feed(frame)
+                elif (payload := self._payload(frame)) is not None:
+                    # The frame's JSON straight to the API's reader: no framing to find.
+                    reader.feed_payload(payload)
         except LaminateError as exc:  # an error frame may follow the usage
             return _usage_of(exc)
         return reader.snapshot().usage
+
+    def _payload(self, line: bytes) -> bytes | None:
+        """A kept line's JSON: an NDJSON line, an SSE ``data:`` line's value (``None``:
+        another SSE line, which holds no frame's data)."""
+        if self._mode == "ndjson":
+            return line
+        if not line.startswith(b"data:"):
+            return None
+        return line[6:] if line[5:6] == b" " else line[5:]
 
     # -- framings ---------------------------------------------------------------------
 
