@@ -22,6 +22,9 @@ from .._core.response import Usage
 
 __all__ = ["ERROR_TEXT_CAP", "Exchange", "estimate_tokens"]
 
+# The log line's writer, made once (``json.dumps`` with any option makes one per call).
+_LINE: Final = json.JSONEncoder(separators=(",", ":"))
+
 _ESTIMATE_CHARS_PER_TOKEN: Final = 4
 ERROR_TEXT_CAP: Final = 300
 """The most characters of an error's text a log line holds."""
@@ -105,7 +108,7 @@ class Exchange:
             now = time.perf_counter()
         ttfb = self.ttfb()
         stamp = datetime.fromtimestamp(self.wall, UTC).isoformat(timespec="milliseconds")
-        return json.dumps(
+        return _LINE.encode(
             {
                 "time": stamp.replace("+00:00", "Z"),
                 "method": self.method,
@@ -128,8 +131,7 @@ class Exchange:
                 "disconnected": self.disconnected,
                 "retries": self.retries,
                 "fallbacks": self.fallbacks,
-            },
-            separators=(",", ":"),
+            }
         )
 
 
