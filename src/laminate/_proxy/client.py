@@ -163,13 +163,14 @@ class Responder:
             await self._start()
         await self._send({"type": "http.response.body", "body": data, "more_body": True})
 
-    async def end(self) -> None:
-        """The end of a streamed response."""
+    async def end(self, data: bytes = b"") -> None:
+        """The end of a streamed response, with its last bytes (``data``): one write, so
+        the client is woken once for them and the end (the log line is written first)."""
         if not self.started:
             await self._start()
         self.finished = True
         self.log()
-        await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+        await self._send({"type": "http.response.body", "body": data, "more_body": False})
 
     async def _start(self) -> None:
         status, headers = self._head

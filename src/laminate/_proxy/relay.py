@@ -349,6 +349,8 @@ async def _pass_through(
         try:
             async with reads.keeping_alive(responder.write, ping, keepalive, framed=True):
                 with reads.scope:
+                    # Each piece goes on at once, the last one too: the client reads it
+                    # while the usage and the log line are made (its end then follows).
                     while (chunk := await reads.next()) is not None:
                         await responder.write(chunk)
                         scan.feed(chunk)
@@ -416,12 +418,15 @@ async def _translate(
 
     ping = None if call.array else http_of(api).keepalive
     async with contextlib.aclosing(Reads(answer, idle)) as reads:
+        last = b""  # the answer's last events: they go with its end
         try:
             async with reads.keeping_alive(responder.write, ping, keepalive, framed=False):
                 events, error = await _normalized(reads, normalizer, deliver)
             if events:
-                await responder.write(written(events))
+                last = written(events)
             if error is not None:
+                if last:  # what was read goes first, then the error
+                    await responder.write(last)
                 raise error
         except LaminateError as exc:
             if not responder.started:
@@ -431,10 +436,7 @@ async def _translate(
             await responder.end()
             return
         exchange.usage(normalizer.response.usage if normalizer.response else None)
-        tail = writer.close()
-        if tail:
-            await responder.write(tail)
-        await responder.end()
+        await responder.end(last + writer.close())
         await reads.drain(_DRAIN_SECONDS, ERROR_BODY_CAP)
 
 
