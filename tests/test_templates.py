@@ -172,7 +172,9 @@ def test_every_recording_reads_alike_with_templates(
 def test_templates_take_nearly_every_delta_of_a_long_stream(
     provider: str, body: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert taken(body, provider, 4096, monkeypatch) >= 550  # of 600
+    # Of 600: all but the first two pieces' (a template is learned from the second feed
+    # on, so that the first one's events do not wait for it), and one a piece.
+    assert taken(body, provider, 4096, monkeypatch) >= 500
     fast, slow = both(body, provider, 4096, monkeypatch)
     assert_same_outcome(fast, slow)
     assert fast.response is not None
@@ -210,10 +212,10 @@ def test_templates_are_learned_again_for_every_block_of_a_long_stream(
 def test_the_template_s_frames_are_read_straight_from_the_stream_s_bytes(
     provider: str, body: bytes, size: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Once learned (from the first piece's frames), a template takes its frames before
+    # Once learned (from the second piece's frames), a template takes its frames before
     # the decoder cuts them: in pieces cut anywhere, only the frame each later piece
     # ends inside is left to the decoder.
-    left = size // 100 + len(body) // size + 5  # the first piece's frames, one a piece
+    left = 2 * size // 100 + len(body) // size + 5  # two pieces' frames, one a piece
     assert taken(body, provider, size, monkeypatch, where="bytes") >= 600 - left
     fast, slow = both(body, provider, size, monkeypatch)
     assert_same_outcome(fast, slow)

@@ -122,6 +122,9 @@ class StreamNormalizer:
         # The template's frames as the stream's bytes: the template, the bytes before and
         # after a piece.
         self._shape: tuple[Template, bytes, bytes] | None = None
+        # Whether a batch was read: templates are learned from the next one on, so that
+        # the first one's events (an answer's first bytes) do not wait for one.
+        self._batched = False
         self._tail = Tail()
         self._batching = False
         if provider is not None:
@@ -481,6 +484,8 @@ class StreamNormalizer:
                 self._learning = max(self._learning - 1, 0)  # learned for nothing
             if start == len(payloads):
                 return
+        learns = self._batched
+        self._batched = True
         objs = self._read_batch(payloads[start:] if start else payloads)
         if objs is None:  # a payload the fast reader does not take: one by one, as always
             frames, error = batch.frames()
@@ -506,7 +511,7 @@ class StreamNormalizer:
                     # arguments sent as objects); the frames between them, one by one.
                     i = run(names, objs, i)
                     if i == count:
-                        if self._learning and self._template is None:
+                        if self._learning and self._template is None and learns:
                             self._learn(names, objs, payloads)
                         break
                 on_frame(names[i] if names is not None else None, self._exact(batch, objs, i))
