@@ -458,5 +458,31 @@ def test_templates_stop_being_learned_where_every_frame_differs(
     assert learned <= TRIES
 
 
+def test_templates_stop_being_learned_where_calls_come_turn_about(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Three calls' fragments in turn: a template of one call's frames holds for no frame
+    # after it. Each one dropped having taken nothing uses up a try, however it is
+    # dropped (by the next batch, or by the frame a piece ends inside, read alone).
+    frames: list[Any] = [chat({"role": "assistant"})]
+    frames += [call_start(index, f"call_{index}", f"tool{index}") for index in range(3)]
+    frames += [call_args(n % 3, "x") for n in range(3000)]
+    body = sse(*frames, chat({}, "tool_calls"), "[DONE]")
+    learned = 0
+    real = learn
+
+    def counting(*args: Any) -> Template | None:
+        nonlocal learned
+        learned += 1
+        return real(*args)
+
+    monkeypatch.setattr(laminate._normalizer, "learn", counting)
+    for size in (1000, 16384):
+        learned = 0
+        fast, slow = both(body, "openai", size, monkeypatch)
+        assert_same_outcome(fast, slow)
+        assert learned <= TRIES
+
+
 def test_the_fixtures_folder_is_here() -> None:
     assert FIXTURES.is_dir()

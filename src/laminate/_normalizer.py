@@ -459,8 +459,8 @@ class StreamNormalizer:
             if head:
                 self._head = None  # a line parsed: a stream after all
                 head = False
-            if self._template is not None:
-                self._template = self._template.after(event, obj)
+            if self._template is not None and self._template.after(event, obj) is None:
+                self._drop_template()
             if handler is not None:
                 handler.on_frame(event, obj)  # nearly every frame: no further call
                 continue
@@ -479,9 +479,7 @@ class StreamNormalizer:
         if template is not None:
             start, holds = template.run(batch.names, payloads)
             if not holds:
-                self._template = None
-            if not start and not template.taken:
-                self._learning = max(self._learning - 1, 0)  # learned for nothing
+                self._drop_template()
             if start == len(payloads):
                 return
         learns = self._batched
@@ -528,6 +526,13 @@ class StreamNormalizer:
             elif error is not None:
                 raise error from None  # the bytes end before frame i: that is the error
             raise
+
+    def _drop_template(self) -> None:
+        """The template no longer holds; one that took no frame used up one of the
+        stream's tries (``TRIES``)."""
+        template, self._template = self._template, None
+        if template is not None and not template.taken:
+            self._learning = max(self._learning - 1, 0)  # learned for nothing
 
     def _learn(
         self,
