@@ -195,26 +195,27 @@ class Reads:
         the chunks read are written as they are, so a keep-alive goes only after one
         that ends an SSE event; else what is written between reads always ends one.
 
-        One task beside the reads, which wakes once per ``seconds`` at most while the
-        backend is chatty; on asyncio a bare task (as :func:`~.client.watching` does)."""
+        On asyncio, a timer (:class:`_Pings`), which looks at the reads once per
+        ``seconds`` at most while the backend is chatty, and a task only to write a
+        keep-alive that is due: an answer that never waits that long costs one timer.
+        On another loop, a task beside the reads that does the same."""
         if data is None or seconds <= 0:
             yield
             return
-        ping = self._ping(write, data, seconds, framed=framed)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # another event loop (trio)
             loop = None
         if loop is not None:
-            task = loop.create_task(ping)
+            pings = _Pings(self, loop, write, data, seconds, framed=framed)
             try:
                 yield
             finally:
-                task.cancel()
+                pings.stop()
             return
         failure: Exception | None = None
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(lambda: ping)
+            tasks.start_soon(self._ping, write, data, seconds, framed)
             try:  # in this task: a task group would wrap its exception in a group
                 yield
             except Exception as exc:
@@ -223,33 +224,38 @@ class Reads:
         if failure is not None:
             raise failure
 
+    def ping_wait(self, seconds: float, now: float, *, framed: bool) -> float | None:
+        """When a keep-alive every ``seconds`` is to be looked at again (a time of the
+        event loop's clock), or ``None``: one is due now (a read has waited ``seconds``,
+        and, ``framed``, the last chunk ended an event)."""
+        due = self._since + seconds
+        if now < due:
+            return due
+        if not self._waiting or (framed and self._last and not self._last.endswith(_EVENT_ENDS)):
+            return now + seconds * _RETRY_SHARE
+        return None
+
+    async def ping(self, write: Callable[[bytes], Awaitable[None]], data: bytes) -> None:
+        """Write a keep-alive (a read that returns meanwhile waits for it to be whole)."""
+        done = self._pinging = anyio.Event()
+        try:
+            await write(data)
+        finally:
+            self._pinging = None
+            done.set()
+        self._since = anyio.current_time()
+
     async def _ping(
-        self,
-        write: Callable[[bytes], Awaitable[None]],
-        data: bytes,
-        seconds: float,
-        *,
-        framed: bool,
+        self, write: Callable[[bytes], Awaitable[None]], data: bytes, seconds: float, framed: bool
     ) -> None:
         try:
             while True:
-                due = self._since + seconds
                 now = anyio.current_time()
-                if now < due:
-                    await anyio.sleep(due - now)
-                    continue
-                if not self._waiting or (
-                    framed and self._last and not self._last.endswith(_EVENT_ENDS)
-                ):
-                    await anyio.sleep(seconds * _RETRY_SHARE)
-                    continue
-                done = self._pinging = anyio.Event()
-                try:
-                    await write(data)
-                finally:
-                    self._pinging = None
-                    done.set()
-                self._since = anyio.current_time()
+                later = self.ping_wait(seconds, now, framed=framed)
+                if later is None:
+                    await self.ping(write, data)
+                else:
+                    await anyio.sleep(later - now)
         except Exception:  # the client is gone: the reads' own writes say so
             return
 
@@ -279,6 +285,61 @@ class Reads:
             self._watch = None
         if self._chunks is not None:
             await self._chunks.aclose()
+
+
+class _Pings:
+    """The keep-alive of :meth:`Reads.keeping_alive` on asyncio: a timer that asks the
+    reads when a keep-alive is due (:meth:`Reads.ping_wait`), and a task only to write
+    one. Writing stops at the first failure (the client is gone: the reads' own writes
+    say so)."""
+
+    __slots__ = ("_data", "_framed", "_handle", "_loop", "_reads", "_seconds", "_task", "_write")
+
+    def __init__(
+        self,
+        reads: Reads,
+        loop: asyncio.AbstractEventLoop,
+        write: Callable[[bytes], Awaitable[None]],
+        data: bytes,
+        seconds: float,
+        *,
+        framed: bool,
+    ) -> None:
+        self._reads = reads
+        self._loop = loop
+        self._write = write
+        self._data = data
+        self._seconds = seconds
+        self._framed = framed
+        self._task: asyncio.Task[None] | None = None
+        self._handle: asyncio.TimerHandle | None = loop.call_at(
+            loop.time() + seconds * _RETRY_SHARE, self._look
+        )
+
+    def _look(self) -> None:
+        now = self._loop.time()
+        later = self._reads.ping_wait(self._seconds, now, framed=self._framed)
+        if later is not None:
+            self._handle = self._loop.call_at(later, self._look)
+        else:
+            self._handle = None
+            self._task = self._loop.create_task(self._ping())
+
+    async def _ping(self) -> None:
+        try:
+            await self._reads.ping(self._write, self._data)
+        except Exception:
+            return
+        self._task = None
+        self._look()
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
 
 
 async def _chunks(answer: httpx.Response) -> AsyncGenerator[bytes, None]:
