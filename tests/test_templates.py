@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import laminate._normalizer
 from laminate import MalformedStreamError, StreamNormalizer
+from laminate._apis import templates as template_module
 from laminate._apis.templates import TRIES, Template, learn
 
 from .support import (
@@ -281,6 +282,24 @@ def test_a_frame_over_the_cap_among_template_frames_is_the_decoder_s_error() -> 
         assert caught.value.partial.text() == "w" * 50
         offsets.append(caught.value.offset)
     assert offsets[0] == offsets[1] is not None
+
+
+_SEPARATOR = b'"}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+_SEPARATOR += b'"delta":{"type":"text_delta","text":"'
+# Bytes that make the separator, its start, its rest and their pieces, in any order.
+SPLIT_PARTS = st.sampled_from(
+    [
+        *(b"a", b'"', b"}", b"\n", _SEPARATOR, _SEPARATOR[:5], _SEPARATOR[:16]),
+        *(_SEPARATOR[:20], _SEPARATOR[16:], _SEPARATOR[:-3], _SEPARATOR[16:40], _SEPARATOR[1:]),
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(parts=st.lists(SPLIT_PARTS, max_size=14))
+def test_a_long_separator_splits_as_bytes_split_does(parts: list[bytes]) -> None:
+    data = b"".join(parts)
+    assert template_module._split(data, _SEPARATOR) == data.split(_SEPARATOR)
 
 
 # -- any text, in any pieces ------------------------------------------------------------------

@@ -38,6 +38,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Hashable, Sequence
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Final, cast
 
 from .._core import jsonlib
@@ -50,6 +52,11 @@ _NOT_IN_PLAIN: Final = b'"' + bytes(range(0x20))
 # A string literal's contents (any of them, NUL-separated): characters a literal holds as
 # they are, and JSON's escapes. Each branch starts with its own byte: no backtracking.
 _CONTENTS: Final = re.compile(rb'(?:[^"\\\x00-\x1f]+|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}|\x00)*')
+
+# How many bytes of a long separator ``_split`` searches for (the rest is checked after
+# each find): bytes.split looks at its whole separator again after each find, at a cost
+# that grows with its length (a template's are about a hundred bytes).
+_SEARCHED: Final = 16
 
 TRIES: Final = 8
 """How many times a stream may fail to learn a template, or learn one that then matches
@@ -153,7 +160,7 @@ class Template:
         string's contents (another frame between, a frame cut short) ends the run."""
         if not self._ours(self.name, self.obj):
             return 0
-        found = data.split(tail + head)
+        found = _split(data, tail + head)
         found[0] = found[0][len(head) :]
         last = found[-1]
         end = last.find(tail)
@@ -187,10 +194,33 @@ class Template:
         joined = b"\x00" + b"\x00".join(payloads)
         if not joined.startswith(head) or not joined.endswith(self._tail):
             return None
-        found = joined[len(head) : len(joined) - len(self._tail)].split(self._between)
+        found = _split(joined[len(head) : len(joined) - len(self._tail)], self._between)
         if len(found) != len(payloads):
             return None
         return _decoded(found)
+
+
+def _split(data: bytes, separator: bytes) -> list[bytes]:
+    """``data.split(separator)``, for a long separator searched for by its first bytes
+    only: each piece after one of them must go on with the rest of the separator (then
+    no search could have found the separator anywhere else), and is cut after it; the
+    last piece may also be the start of that rest (``data`` ends inside a separator,
+    which then splits nothing). Anything else is split the usual way."""
+    if len(separator) <= 2 * _SEARCHED:
+        return data.split(separator)
+    head, rest = separator[:_SEARCHED], separator[_SEARCHED:]
+    found = data.split(head)
+    last = found[-1]
+    whole = last.startswith(rest)
+    if len(found) == 1 or not (whole or rest.startswith(last)):
+        return data.split(separator) if len(found) > 1 else found
+    if not all(map(bytes.startswith, found[1:-1], repeat(rest))):
+        return data.split(separator)
+    pieces = [found[0], *map(itemgetter(slice(len(rest), None)), found[1:])]
+    if not whole:  # the data ends inside a separator: the piece before goes on to it
+        pieces.pop()
+        pieces[-1] += head + last
+    return pieces
 
 
 def _decoded(found: list[bytes]) -> list[str] | None:
