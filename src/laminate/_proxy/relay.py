@@ -70,7 +70,7 @@ _DRAIN_SECONDS: Final = 0.25
 # The bytes of a backend's answer read, translated and written on at a time: the first
 # piece, then every other one.
 _FIRST_PIECE: Final = 1024
-_PIECE: Final = 16 * 1024
+_PIECE: Final = 64 * 1024
 # How long a backend's error body is waited for.
 _ERROR_BODY_SECONDS: Final = 30.0
 # Where a stream passing through may take a keep-alive: after a blank line (the end of
