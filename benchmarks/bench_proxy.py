@@ -1,7 +1,7 @@
 """The translating proxy's cost: time to first byte and throughput, through it and direct.
 
 Usage: ``python benchmarks/bench_proxy.py [--quick] [--deltas N] [--rounds N] [--profile]
-[--base SRC]``
+[--base SRC] [--pipe] [--rotate]``
 
 Processes on loopback: a backend (uvicorn, a tiny ASGI app in this file, answering every
 request with one prepared stream: a text answer of ``--deltas`` token-sized deltas, as
@@ -20,10 +20,16 @@ measured in one run:
 Each proxied case is held against the direct case of its client's API: the same answer,
 in the same bytes or the same API.
 
-- **Concurrency 1**: ``--rounds`` requests one after the other, a request to each case per
-  round, the order rotating, so that a noisy moment falls on every case alike. The time to
-  first byte (sending the request to the first body byte) and the time of the whole answer;
+- **Concurrency 1**: ``--rounds`` requests to each proxied case one after the other, each
+  after a request to its direct case (the proxy's requests alternating with direct ones,
+  as the targets were first measured), in runs of ten such pairs, the cases taking turns
+  run by run, so that a noisy moment falls on every case alike. The time to first byte
+  (sending the request to the first body byte) and the time of the whole answer;
   throughput is answers per second of one stream (the median time of an answer).
+  ``--rotate`` asks every case in turn instead (a request to each per round): each proxy
+  then sits idle while the others' cases run, and is woken cold, which on a small
+  virtual machine costs more than the proxy's own work (the raw relay of ``--pipe``
+  shows how much).
 - **Concurrency 16**: ``--blocks`` blocks, each case in turn, of 48 streams 16 at a time:
   the 50th and 99th percentile of their times to first byte, and answers per second (each
   case's ratio to its direct case taken per block, and the median of the blocks' ratios
@@ -70,6 +76,7 @@ import httpx
 
 ROOT: Final = Path(__file__).resolve().parent.parent
 CONCURRENCY: Final = 16
+_PAIRS: Final = 10  # pairs of requests (direct, then through the proxy) in a run
 BLOCK: Final = 48  # streams per case in one block at concurrency 16
 
 # The targets, one worker: what a case may add to direct's median time to first byte (ms),
@@ -281,15 +288,28 @@ async def _one(client: httpx.AsyncClient, case: Case) -> tuple[float, float, int
     return first, whole, size
 
 
-async def _sequential(cases: list[Case], rounds: int) -> None:
-    """Concurrency 1: a request to each case per round, the order rotating."""
+async def _sequential(cases: list[Case], rounds: int, *, rotate: bool) -> None:
+    """Concurrency 1: each proxied case in runs of pairs (its direct case, then it), the
+    cases taking turns run by run; or, ``rotate``, a request to each case per round,
+    the order rotating."""
     async with AsyncExitStack() as stack:
         clients = [await stack.enter_async_context(httpx.AsyncClient(timeout=60)) for _ in cases]
         for client, case in zip(clients, cases, strict=True):
             await _one(client, case)  # a warm connection, as a client keeps
-        for round_ in range(rounds):
-            for k in range(len(cases)):
-                at = (round_ + k) % len(cases)
+        if rotate:
+            order = [
+                [(round_ + k) % len(cases) for k in range(len(cases))] for round_ in range(rounds)
+            ]
+        else:
+            direct = {c.client: n for n, c in enumerate(cases) if c.kind == "direct"}
+            proxied = [n for n, c in enumerate(cases) if c.kind != "direct"]
+            order = [
+                [direct[cases[at].client], at] * _PAIRS
+                for run in range(max(1, rounds // _PAIRS))
+                for at in proxied[run % len(proxied) :] + proxied[: run % len(proxied)]
+            ]
+        for asked in order:
+            for at in asked:
                 first, whole, _ = await _one(clients[at], cases[at])
                 cases[at].ttfb.append(first)
                 cases[at].whole.append(whole)
@@ -457,6 +477,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pipe", action="store_true", help="also a raw TCP relay to the backend (the floor)"
     )
+    parser.add_argument(
+        "--rotate", action="store_true", help="concurrency 1: every case in turn, not in pairs"
+    )
     parser.add_argument("--serve-backend", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--serve-pipe", metavar="PORT,BACKEND", help=argparse.SUPPRESS)
     parser.add_argument("--serve-profiled", metavar="OUT", help=argparse.SUPPRESS)
@@ -536,11 +559,12 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"python {platform.python_version()}, {os.cpu_count()} cores, "
             f"{args.deltas} deltas per answer, {args.workers} proxy worker(s), load average "
-            f"{os.getloadavg()[0]:.2f}; {args.rounds} rounds at concurrency 1, "
+            f"{os.getloadavg()[0]:.2f}; {args.rounds} requests a case at concurrency 1 "
+            f"({'every case in turn' if args.rotate else 'in pairs with direct ones'}), "
             f"{args.blocks} blocks of {BLOCK} streams at concurrency {CONCURRENCY}"
             + (" (profiled: the times are cProfile's)" if args.profile else "")
         )
-        asyncio.run(_sequential(cases, args.rounds))
+        asyncio.run(_sequential(cases, args.rounds, rotate=args.rotate))
         for block in range(args.blocks):
             for k in range(len(cases)):
                 asyncio.run(_block(cases[(block + k) % len(cases)], BLOCK))
