@@ -78,6 +78,23 @@ def taken(
     return sum(counts.values()) if where == "all" else counts[where]
 
 
+def learns(body: bytes, size: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many templates an OpenAI stream in pieces of ``size`` bytes tried to learn
+    (once it is seen to read as without them)."""
+    count = 0
+
+    def counting(*args: Any) -> Template | None:
+        nonlocal count
+        count += 1
+        return learn(*args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(laminate._normalizer, "learn", counting)
+        fast, slow = both(body, "openai", size, monkeypatch)
+    assert_same_outcome(fast, slow)
+    return count
+
+
 def sse(*objs: Any, event: str | None = None) -> bytes:
     head = f"event: {event}\n" if event else ""
     return b"".join(
@@ -463,18 +480,7 @@ def test_templates_stop_being_learned_where_every_frame_differs(
     frames = [chat({"role": "assistant"})]
     frames += [{**chat({"content": f"w{n}"}), "p": "x" * (n % 7)} for n in range(800)]
     body = sse(*frames, chat({}, "stop"), "[DONE]")
-    learned = 0
-    real = learn
-
-    def counting(*args: Any) -> Template | None:
-        nonlocal learned
-        learned += 1
-        return real(*args)
-
-    monkeypatch.setattr(laminate._normalizer, "learn", counting)
-    fast, slow = both(body, "openai", 512, monkeypatch)
-    assert_same_outcome(fast, slow)
-    assert learned <= TRIES
+    assert learns(body, 512, monkeypatch) <= TRIES
 
 
 def test_templates_stop_being_learned_where_calls_come_turn_about(
@@ -487,20 +493,8 @@ def test_templates_stop_being_learned_where_calls_come_turn_about(
     frames += [call_start(index, f"call_{index}", f"tool{index}") for index in range(3)]
     frames += [call_args(n % 3, "x") for n in range(3000)]
     body = sse(*frames, chat({}, "tool_calls"), "[DONE]")
-    learned = 0
-    real = learn
-
-    def counting(*args: Any) -> Template | None:
-        nonlocal learned
-        learned += 1
-        return real(*args)
-
-    monkeypatch.setattr(laminate._normalizer, "learn", counting)
     for size in (1000, 16384):
-        learned = 0
-        fast, slow = both(body, "openai", size, monkeypatch)
-        assert_same_outcome(fast, slow)
-        assert learned <= TRIES
+        assert learns(body, size, monkeypatch) <= TRIES
 
 
 def test_the_fixtures_folder_is_here() -> None:
