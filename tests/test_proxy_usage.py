@@ -129,3 +129,18 @@ def test_a_long_answer_is_held_in_a_bounded_tail_and_read_alike(api: str) -> Non
     assert len(data) > 2_000_000
     assert held <= 2 * usage_module._TAIL + 4096
     assert _counts(scan.usage()) == _counts(_read_whole(api, data)) != (None, None)
+
+
+def test_a_long_line_is_held_until_it_ends_and_the_counts_after_it_are_found() -> None:
+    # One frame of a megabyte (a whole call's arguments, say), then the usage: the long
+    # line is held as pieces until its end comes, never searched while it grows.
+    head = {"id": "c", "object": "chat.completion.chunk", "model": "m"}
+    big = {**head, "choices": [{"index": 0, "delta": {"content": "x" * 1_000_000}}]}
+    last = {**head, "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 6}}
+    data = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in (big, last))
+    data += b"data: [DONE]\n\n"
+    scan = UsageScan("openai", "text/event-stream")
+    for at in range(0, len(data), 4096):
+        scan.feed(data[at : at + 4096])
+        assert scan._held_size <= 2 * usage_module._TAIL + 4096
+    assert _counts(scan.usage()) == (5, 6) == _counts(_read_whole("openai", data))

@@ -5,8 +5,9 @@ on as they are; it reads them only for the log line's token counts. Running the 
 normalizer over every frame for that costs more than relaying the bytes (about 5 µs a
 frame), so :class:`UsageScan` looks for the few frames that carry usage instead:
 
-- it holds the chunks of an SSE or NDJSON answer as they came (no copy; up to twice
-  ``_TAIL`` bytes, past which all but the last ``_TAIL`` are looked at, once) and, when
+- it holds the whole lines of an SSE or NDJSON answer as they came (views of its chunks,
+  no copy; up to twice ``_TAIL`` bytes, past which all but the last ``_TAIL`` are looked
+  at, once; an unfinished line up to the normalizer's frame cap) and, when
   the answer ends, searches them for the API's usage key (``"usage"``,
   ``"usageMetadata"``, ...) with ``bytes.rfind`` from the end, in C: the last frame that
   holds one is a few frames from the end, so a short answer costs one copy and a short
@@ -65,6 +66,8 @@ class UsageScan:
         "_keys",
         "_last",
         "_mode",
+        "_partial",
+        "_partial_size",
         "_seen",
         "_split",
     )
@@ -83,8 +86,11 @@ class UsageScan:
             StreamNormalizer(api, content_type=content_type) if self._mode == "full" else None
         )
         self._buffer = bytearray()  # an unfinished message (eventstream)
-        self._held: list[bytes] = []  # the lines not looked at yet (SSE, NDJSON)
+        # SSE and NDJSON: the whole lines not looked at yet, and the unfinished line.
+        self._held: list[bytes | memoryview] = []
         self._held_size = 0
+        self._partial: list[bytes | memoryview] = []
+        self._partial_size = 0
         self._seen = 0  # bytes dropped from the buffer so far: frames' offsets
         self._first: tuple[int, bytes] | None = None
         self._last: tuple[int, bytes] | None = None
@@ -113,7 +119,9 @@ class UsageScan:
                 return _usage_of(exc)
             return self._full.snapshot().usage
         if self._mode in ("sse", "ndjson"):
-            self._held.append(b"\n")  # the last line may end with the stream
+            # The last line may end with the stream.
+            self._held += [*self._partial, b"\n"]
+            self._partial = []
             self._scan_held(keep=0)
         frames = [f for f in (self._first, self._last) if f is not None]
         if not frames:
@@ -156,29 +164,35 @@ class UsageScan:
         self._first = self._last = None
         self._buffer = bytearray()
         self._held, self._held_size = [], 0
+        self._partial, self._partial_size = [], 0
 
     def _lines(self, chunk: bytes) -> None:
-        # Kept as they came (no copy) until more than twice the tail is held: then all
-        # but the tail is looked at, once. A short answer is looked at once it ends,
-        # from its end.
-        self._held.append(chunk)
-        self._held_size += len(chunk)
+        # The whole lines are kept as they came (views of the chunks, no copy) until more
+        # than twice the tail is held: then all but the tail is looked at, once. A short
+        # answer is looked at once it ends, from its end. Lines end in LF, CRLF or CR (SSE
+        # allows each); a key split between two chunks is found once its line has ended.
+        end = max(chunk.rfind(b"\n"), chunk.rfind(b"\r")) + 1
+        if not end:  # inside a line: held until it ends, up to the cap
+            self._partial.append(chunk)
+            self._partial_size += len(chunk)
+            if self._partial_size > _MAX_FRAME:
+                self._stop()
+            return
+        view = memoryview(chunk)
+        self._held += self._partial
+        self._held.append(view[:end])
+        self._held_size += self._partial_size + end
+        self._partial = [view[end:]] if end < len(chunk) else []
+        self._partial_size = len(chunk) - end
         if self._held_size > 2 * _TAIL:
             self._scan_held(keep=_TAIL)
 
     def _scan_held(self, keep: int) -> None:
-        """Look at the whole lines of the held bytes but the last ``keep``."""
+        """Look at the held lines up to the first that ends in the last ``keep`` bytes
+        (every held line ends, so one does)."""
         data = b"".join(self._held)
-        limit = len(data) - keep
-        # Only whole lines are looked at: a key split between two chunks is found once
-        # its line has ended. Lines end in LF, CRLF or CR (SSE allows each).
-        end = max(data.rfind(b"\n", 0, limit), data.rfind(b"\r", 0, limit)) + 1
-        if end == 0:
-            if len(data) > _MAX_FRAME:
-                self._stop()
-            else:
-                self._held = [data]
-            return
+        start = max(len(data) - keep - 1, 0)
+        end = min(e for e in (data.find(b"\n", start), data.find(b"\r", start)) if e >= 0) + 1
         if self._first is None and self._split:
             found = [at for key in self._keys if (at := _first_key(data, key, end)) != -1]
             if found:
