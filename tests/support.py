@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -34,6 +35,8 @@ RECORDING_FOLDERS = {
 # A streamed JSON array (Gemini without alt=sse) is named `<name>.stream.json`, so it is
 # not taken for an `.expected.json` or `.body.json` file.
 STREAM_SUFFIXES = (".sse", ".ndjson", ".eventstream", ".stream.json")
+
+T = TypeVar("T")
 
 needs_real_streams = pytest.mark.skipif(
     not REAL_STREAMS.is_dir(),
@@ -203,3 +206,13 @@ def check_expected(expected: dict[str, Any], outcome: Outcome) -> None:
     wanted = {k: v for k, v in expected.items() if k not in skip}
     mismatch = subset_mismatch(wanted, response_to_dict(response))
     assert mismatch is None, mismatch
+
+
+def wait_for(lines: list[T], count: int) -> list[T]:
+    """The proxy's log lines once there are `count` of them (or after 5 s): a streamed
+    answer's line is written just after its last bytes went out, so a client that has
+    read the whole answer may look a moment before it is there."""
+    deadline = time.monotonic() + 5
+    while len(lines) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return lines

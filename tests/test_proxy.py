@@ -39,6 +39,7 @@ from laminate.proxy import (
 
 from .scripted_backend import ScriptedBackend, scripted_backend
 from .sdk_clients import DESCRIPTION, KEY, SCHEMA, result_for, tool_loop
+from .support import wait_for
 
 CLIENTS = tuple(name for name, record in APIS.items() if record.http is not None)
 FAILURES = ("fail-429", "fail-503", "fail-mid", "fail-garbage", "fail-slow", "fail-stall")
@@ -250,6 +251,7 @@ def test_gemini_answers_in_the_framing_its_client_asked(
     # `:generateContent` answers one complete body. The same from every backend.
     body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
     base = f"{proxy}/v1beta/models/to-{target}"
+    before = len(lines)
     array = httpx.post(base + ":streamGenerateContent", json=body, timeout=10)
     assert array.status_code == 200
     assert array.headers["content-type"].startswith("application/json")
@@ -258,7 +260,7 @@ def test_gemini_answers_in_the_framing_its_client_asked(
     assert len(chunks) > 1
     assert _texts(chunks) == "echo: hi"
     assert chunks[-1]["candidates"][0]["finishReason"] == "STOP"
-    logged = json.loads(lines[-1])
+    logged = json.loads(wait_for(lines, before + 1)[before])
     assert (logged["input_tokens"], logged["output_tokens"]) == (11, 7)
     sse = httpx.post(base + ":streamGenerateContent?alt=sse", json=body, timeout=10)
     assert sse.headers["content-type"].startswith("text/event-stream")
@@ -268,9 +270,11 @@ def test_gemini_answers_in_the_framing_its_client_asked(
     assert whole.headers["content-type"].startswith("application/json")
     assert _texts([whole.json()]) == "echo: hi"
     assert whole.json()["candidates"][0]["finishReason"] == "STOP"
+    assert len(wait_for(lines, before + 3)) == before + 3  # one line each
     failed = httpx.post(f"{proxy}/v1beta/models/fail-mid-{target}:streamGenerateContent", json=body)
     assert failed.status_code == 200
     assert "error" in failed.json()[-1]  # the array is still whole JSON
+    assert len(wait_for(lines, before + 4)) == before + 4
 
 
 def test_a_request_body_that_arrives_in_pieces_is_sent_on_whole(

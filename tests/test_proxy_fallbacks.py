@@ -35,6 +35,8 @@ from laminate.proxy import (
     proxy_server,
 )
 
+from .support import wait_for
+
 QUICK = Retry(base=0.01, max=8)
 
 
@@ -275,14 +277,6 @@ def proxy(*backends: Backend, retry: Retry = QUICK) -> Iterator[tuple[str, list[
     )
     with proxy_server(config) as url:
         yield url, lines
-
-
-def wait_for(lines: list[dict[str, Any]], count: int) -> list[dict[str, Any]]:
-    # The line is written as the answer's last bytes go out: at most a moment after.
-    deadline = time.monotonic() + 5
-    while len(lines) < count and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return lines
 
 
 def openai_client(url: str) -> Any:

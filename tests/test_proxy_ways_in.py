@@ -28,6 +28,7 @@ from laminate.proxy import Backend, ProxyConfig, Timeouts, proxy_server
 
 from .scripted_backend import ScriptedBackend, scripted_backend
 from .sdk_clients import DESCRIPTION, SCHEMA, result_for
+from .support import wait_for
 
 anthropic = pytest.importorskip("anthropic")
 pytest.importorskip("botocore", reason="the AnthropicBedrock client reads its stream with it")
@@ -500,7 +501,7 @@ def test_each_request_logs_its_line(proxy: str, lines: list[str], json_backend: 
     once(json_backend)
     before = len(lines)
     tool_loop(_client("bedrock", proxy, api_key="any"), "to-gemini", "Bern", True)
-    logged = [json.loads(line) for line in lines[before:]]
+    logged = [json.loads(line) for line in wait_for(lines, before + 2)[before:]]
     assert [(x["api"], x["backend"], x["backend_model"], x["status"]) for x in logged] == [
         ("anthropic", "gemini", "to-gemini", 200)
     ] * 2

@@ -33,6 +33,7 @@ from laminate import (
 from laminate._apis.registry import APIS
 from laminate._framing import SSEDecoder
 
+from .support import wait_for
 from .test_encode import WRITERS, encode
 
 TOTAL, CACHED, WRITTEN, OUTPUT = 5000, 4096, 100, 20
@@ -575,6 +576,7 @@ def test_an_anthropic_client_behind_the_proxy_counts_no_token_twice(
 ) -> None:
     anthropic = pytest.importorskip("anthropic")
     url, lines = cached_proxy
+    before = len(lines)
     client = anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0)
     asked: dict[str, Any] = {
         "model": "openai-streamed" if stream else "openai-whole",
@@ -594,7 +596,7 @@ def test_an_anthropic_client_behind_the_proxy_counts_no_token_twice(
     assert usage.cache_creation_input_tokens is None
     assert usage.output_tokens == OUTPUT
     # The log counts every input token, cached or not, as every backend's answer does.
-    logged = json.loads(lines[-1])
+    logged = json.loads(wait_for(lines, before + 1)[-1])
     assert (logged["input_tokens"], logged["output_tokens"]) == (TOTAL, OUTPUT)
 
 
@@ -604,6 +606,7 @@ def test_an_openai_client_behind_the_proxy_sees_every_input_token(
 ) -> None:
     openai = pytest.importorskip("openai")
     url, lines = cached_proxy
+    before = len(lines)
     client = openai.OpenAI(base_url=url + "/v1", api_key="unused", max_retries=0)
     asked: dict[str, Any] = {
         "model": "anthropic-streamed" if stream else "anthropic-whole",
@@ -628,5 +631,5 @@ def test_an_openai_client_behind_the_proxy_sees_every_input_token(
     assert usage.completion_tokens == OUTPUT
     assert usage.total_tokens == TOTAL + OUTPUT
     # The log counts the Anthropic backend's input as every other backend's: all of it.
-    logged = json.loads(lines[-1])
+    logged = json.loads(wait_for(lines, before + 1)[-1])
     assert (logged["input_tokens"], logged["output_tokens"]) == (TOTAL, OUTPUT)

@@ -132,9 +132,10 @@ class Responder:
         self.finished = False
 
     def log(self) -> None:
-        """Hand the exchange on (its log line, its metrics), once: as the answer's last
-        bytes go out (so a client that has its answer finds its line written), or when it
-        ends otherwise."""
+        """Hand the exchange on (its log line, its metrics), once: right after the
+        answer's last bytes went out (in the same step of the event loop unless the
+        client's socket is full, so a request the server reads next, such as one for
+        the metrics, finds it counted), or when it ends otherwise."""
         if not self._logged:
             self._logged = True
             self._log(self.exchange)
@@ -163,14 +164,17 @@ class Responder:
             await self._start()
         await self._send({"type": "http.response.body", "body": data, "more_body": True})
 
-    async def end(self, data: bytes = b"") -> None:
+    async def end(self, data: bytes = b"", *, log: bool = True) -> None:
         """The end of a streamed response, with its last bytes (``data``): one write, so
-        the client is woken once for them and the end (the log line is written first)."""
+        the client is woken once for them and the end. The log line follows (``log``;
+        else the caller's :meth:`log`, once what it counts is known): the client does
+        not wait for it."""
         if not self.started:
             await self._start()
         self.finished = True
-        self.log()
         await self._send({"type": "http.response.body", "body": data, "more_body": False})
+        if log:
+            self.log()
 
     async def _start(self) -> None:
         status, headers = self._head

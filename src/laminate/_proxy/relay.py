@@ -159,6 +159,12 @@ class Reads:
             self._last = chunk
         return chunk
 
+    def read_out(self) -> bool:
+        """Whether the answer's end was read with the chunks taken so far (the next
+        :meth:`next` is ``None``); ``False`` where that is not known before asking
+        (an answer read through httpx)."""
+        return self._body is not None and self._pinging is None and self._body.read_out()
+
     def _silence(self) -> None:
         """The own transport's silence timer: the read waiting since ``seconds`` ago is
         cancelled; one waiting less long is looked at again when its silence ends."""
@@ -406,13 +412,18 @@ async def _pass_through(
     responder.begin(answer.status_code, headers)
     scan = UsageScan(api, answer.headers.get("content-type"))
     ping = None if call.array else http_of(api).keepalive
+    last = b""  # the answer's last chunk, when it is known to be the last
     async with contextlib.aclosing(Reads(answer, idle)) as reads:
         try:
             async with reads.keeping_alive(responder.write, ping, keepalive, framed=True):
                 with reads.scope:
-                    # Each piece goes on at once, the last one too: the client reads it
-                    # while the usage and the log line are made (its end then follows).
+                    # Each piece goes on at once; the one the answer's end came with goes
+                    # with the client's end, and the usage and the log line are made once
+                    # the client has its answer.
                     while (chunk := await reads.next()) is not None:
+                        if reads.read_out():
+                            last = chunk
+                            break
                         await responder.write(chunk)
                         scan.feed(chunk)
             reads.check()
@@ -421,9 +432,12 @@ async def _pass_through(
                 raise failure(exc) from None
             exchange.error = type(exc).__name__
             await responder.write(client_writer(api, array=call.array, begun=True).error(exc))
-        else:
-            exchange.usage(scan.usage())
-    await responder.end()
+            await responder.end()
+            return
+    await responder.end(last, log=False)
+    scan.feed(last)
+    exchange.usage(scan.usage())
+    responder.log()
 
 
 async def _translate(

@@ -459,6 +459,12 @@ class AnswerBody(httpx.AsyncByteStream):
         """A piece of the body already read, without waiting (``None``: none is)."""
         return None if self._done else self._connection.take()
 
+    def read_out(self) -> bool:
+        """Whether the body's end was read and every piece of it taken: the next read
+        is its end."""
+        connection = self._connection
+        return self._done or (connection.complete and not connection.chunks)
+
     async def read(self) -> bytes | None:
         """The next piece of the body (``None``: its end, and ever after: the connection
         may be another answer's by then), as ``__aiter__`` gives them, with no generator
