@@ -38,7 +38,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Hashable, Sequence
-from itertools import repeat
 from operator import itemgetter
 from typing import Any, Final, cast
 
@@ -202,24 +201,29 @@ class Template:
 
 def _split(data: bytes, separator: bytes) -> list[bytes]:
     """``data.split(separator)``, for a long separator searched for by its first bytes
-    only: each piece after one of them must go on with the rest of the separator (then
-    no search could have found the separator anywhere else), and is cut after it; the
-    last piece may also be the start of that rest (``data`` ends inside a separator,
-    which then splits nothing). Anything else is split the usual way."""
+    only: each piece after one of them then starts with the rest of the separator, which
+    is cut off; the pieces joined again with the whole separator must be ``data`` (one
+    comparison, not one per piece), and then no piece holds the separator's first bytes,
+    so none holds the separator. The last piece may also be the start of that rest
+    (``data`` ends inside a separator, which then splits nothing). Anything else is split
+    the usual way."""
     if len(separator) <= 2 * _SEARCHED:
         return data.split(separator)
     head, rest = separator[:_SEARCHED], separator[_SEARCHED:]
     found = data.split(head)
+    if len(found) == 1:
+        return found
     last = found[-1]
     whole = last.startswith(rest)
-    if len(found) == 1 or not (whole or rest.startswith(last)):
-        return data.split(separator) if len(found) > 1 else found
-    if not all(map(bytes.startswith, found[1:-1], repeat(rest))):
+    if not whole and not rest.startswith(last):
         return data.split(separator)
-    pieces = [found[0], *map(itemgetter(slice(len(rest), None)), found[1:])]
+    size = len(rest)
+    pieces = [found[0], *map(itemgetter(slice(size, None)), found[1:])]
     if not whole:  # the data ends inside a separator: the piece before goes on to it
         pieces.pop()
         pieces[-1] += head + last
+    if separator.join(pieces) != data:  # some piece did not start with the rest
+        return data.split(separator)
     return pieces
 
 
