@@ -20,6 +20,7 @@ from laminate import MalformedStreamError, StreamNormalizer
 from laminate._apis import templates as template_module
 from laminate._apis.templates import TRIES, Template, learn
 
+from . import make_bedrock_fixtures as bedrock
 from .support import (
     FIXTURES,
     REAL_STREAMS,
@@ -148,7 +149,7 @@ def messages_text(texts: list[str], *, ascii_only: bool = True) -> bytes:
 # -- every stream we have ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("size", [97, 4096])
+@pytest.mark.parametrize("size", [97, 4096, 65536])
 def test_every_fixture_reads_alike_with_templates(
     size: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -172,7 +173,7 @@ def test_every_recording_reads_alike_with_templates(
     paths = [p for p in sorted(folder.rglob("*")) if p.name.endswith(STREAM_SUFFIXES)]
     assert paths
     for path in paths:
-        for size in (211, 4096):
+        for size in (211, 4096, 65536):
             fast, slow = both(path.read_bytes(), None, size, monkeypatch)
             assert fast.events == slow.events, path
             assert type(fast.error) is type(slow.error), path
@@ -237,6 +238,67 @@ def test_the_template_s_frames_are_read_straight_from_the_stream_s_bytes(
     assert taken(body, provider, size, monkeypatch, where="bytes") >= 600 - left
     fast, slow = both(body, provider, size, monkeypatch)
     assert_same_outcome(fast, slow)
+
+
+def first_and_rest(body: bytes, first: int) -> list[bytes]:
+    return [body[:first], body[first:]]
+
+
+def bedrock_text(texts: list[str]) -> bytes:
+    # One padding for every event: a template holds (Bedrock's own varies).
+    events = [bedrock.START, *(bedrock.text(0, t) for t in texts), bedrock.stop(0)]
+    events += [bedrock.message_stop("end_turn"), bedrock.metadata(inputTokens=3, outputTokens=9)]
+    return b"".join(bedrock.event(name, payload) for name, payload in events)
+
+
+LONG_TEXTS = [f"w{n} " if n % 7 else f'"\\ é {n}\n' for n in range(3000)]
+
+
+@pytest.mark.parametrize(
+    ("provider", "body"),
+    [
+        ("openai", chat_text(LONG_TEXTS)),
+        ("anthropic", messages_text(LONG_TEXTS, ascii_only=False)),
+        ("bedrock", bedrock_text(LONG_TEXTS)),
+    ],
+    ids=["chat", "messages", "bedrock"],
+)
+def test_a_long_read_with_no_template_yet_learns_one_from_its_first_frames(
+    provider: str, body: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A small first piece, then the whole rest in one feed (a proxy's first read, then a
+    # backend that sent everything at once): the rest's first frames are read the usual
+    # way and the template learned from them takes the others, from the stream's bytes
+    # (SSE) or from the decoder's batch (AWS event messages).
+    counts = {"batches": 0, "bytes": 0}
+    run, take = Template.run, Template.take
+
+    def counting_run(self: Template, *args: Any) -> tuple[int, bool]:
+        before = self.taken
+        result = run(self, *args)
+        counts["batches"] += self.taken - before
+        return result
+
+    def counting_take(self: Template, *args: Any) -> int:
+        before = self.taken
+        result = take(self, *args)
+        counts["bytes"] += self.taken - before
+        return result
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Template, "run", counting_run)
+        patch.setattr(Template, "take", counting_take)
+        fast = run_chunks(first_and_rest(body, 1024), provider)
+    assert fast.error is None
+    # Every seventh text has escapes and UTF-8, which a template learned from a plain
+    # one still takes (another literal at the same place).
+    assert counts["bytes" if provider != "bedrock" else "batches"] >= 3000 - 100
+    with monkeypatch.context() as patch:
+        patch.setattr(laminate._normalizer, "TRIES", 0)
+        slow = run_chunks(first_and_rest(body, 1024), provider)
+    assert_same_outcome(fast, slow)
+    assert fast.response is not None
+    assert fast.response.text() == "".join(LONG_TEXTS)
 
 
 # What may come between a template's frames, as the stream's bytes: each breaks a run

@@ -45,6 +45,12 @@ DEFAULT_MAX_TOOL_INPUT_SIZE: Final = 16 * 1024 * 1024
 _DETECT_FRAMES: Final = 8
 # Payloads some servers send as keep-alives instead of SSE comments.
 _KEEPALIVE: Final = frozenset({"", "ping", "keep-alive", "keepalive", "heartbeat", ":"})
+# How many frames of a long batch are read the usual way when no template is learned yet
+# (then one learned from the last of them takes the rest).
+_SAMPLE: Final = 16
+# And how many bytes of a long feed to an SSE stream (a feed's events are cut out by the
+# template's bytes where one holds: see StreamNormalizer._sampled).
+_SAMPLE_BYTES: Final = 2048
 _SKIP: Final = object()  # _parse's answer for a keep-alive frame
 _scan: Final = jsonlib.scan
 
@@ -263,8 +269,10 @@ class StreamNormalizer:
         decoder = self._decoder
         try:
             if self._batching:
-                if self._template is not None and isinstance(decoder, SSEDecoder):
-                    data = self._take_shaped(decoder, data)
+                if isinstance(decoder, SSEDecoder):
+                    data = self._sampled(decoder, data)
+                    if self._template is not None:
+                        data = self._take_shaped(decoder, data)
                 self._on_frames(decoder.feed_batched(data))
                 return
             self._on_frames(decoder.feed(data))
@@ -272,6 +280,23 @@ class StreamNormalizer:
             self._switch_to_document(exc.error)
             return
         self._batching = self._may_batch()
+
+    def _sampled(self, decoder: SSEDecoder, data: bytes) -> bytes:
+        """Where a template may be learned but none is yet, and ``data`` is long: its
+        first events (about ``_SAMPLE_BYTES``) read the usual way, so that a template
+        learned from them takes the rest from its bytes; what is left of ``data``."""
+        if (
+            self._template is not None
+            or not self._learning
+            or not self._batched
+            or len(data) < 4 * _SAMPLE_BYTES
+        ):
+            return data
+        end = data.find(b"\n\n", _SAMPLE_BYTES) + 2
+        if end < 2:
+            return data
+        self._on_frames(decoder.feed_batched(data[:end]))
+        return data[end:]
 
     def _take_shaped(self, decoder: SSEDecoder, data: bytes) -> bytes:
         """The template's frames in ``data`` read straight from the stream's bytes, before
@@ -470,27 +495,58 @@ class StreamNormalizer:
 
     def _on_batch(self, batch: Batch) -> None:
         """Many frames at once: their payloads parsed together, then handed over; those
-        that the template of the last plain delta matches, from their bytes alone."""
+        that the template of the last plain delta matches, from their bytes alone.
+
+        A long batch with no template yet (a stream's first long read) is read the usual
+        way for its first ``_SAMPLE`` frames only: a template learned from them takes
+        the rest."""
         payloads = batch.payloads
         if len(payloads) == 1 and self._whole is not None and self._on_long(batch):
             return
-        start = 0
-        template = self._template
-        if template is not None:
-            start, holds = template.run(batch.names, payloads)
-            if not holds:
-                self._drop_template()
-            if start == len(payloads):
+        names = batch.names
+        start, total = 0, len(payloads)
+        sampled = False
+        while start < total:
+            template = self._template
+            if template is not None:
+                taken, holds = template.run(
+                    names[start:] if start and names is not None else names,
+                    payloads[start:] if start else payloads,
+                )
+                if not holds:
+                    self._drop_template()
+                start += taken
+                if start == total:
+                    return
+            learns = self._batched
+            self._batched = True
+            end = total
+            if (
+                not sampled
+                and learns
+                and self._learning
+                and self._template is None
+                and total - start > 2 * _SAMPLE
+            ):
+                end, sampled = start + _SAMPLE, True
+            if not self._read_frames(batch, start, end, learns=learns):
                 return
-        learns = self._batched
-        self._batched = True
-        objs = self._read_batch(payloads[start:] if start else payloads)
+            start = end
+
+    def _read_frames(self, batch: Batch, start: int, end: int, *, learns: bool) -> bool:
+        """Frames ``start`` to ``end`` of ``batch``, parsed together and handed over (a
+        template learned from the last, ``learns``); ``False`` where the batch's other
+        frames are not to be read after them (the answer is done, or the batch went to
+        the frame-by-frame reader whole)."""
+        payloads = batch.payloads
+        whole = start == 0 and end == len(payloads)
+        objs = self._read_batch(payloads if whole else payloads[start:end])
         if objs is None:  # a payload the fast reader does not take: one by one, as always
             frames, error = batch.frames()
             self._on_frames(frames[start:] if start else frames)
             if error is not None:
                 raise error
-            return
+            return False
         if start:
             objs = [None] * start + list(objs)  # the frame indexes stay the batch's
         asm = self._assembler
@@ -502,21 +558,20 @@ class StreamNormalizer:
         run = getattr(handler, "run", None)
         i = start  # the frame being read, for an error's offset
         try:
-            count = len(objs)
-            while i < count:
+            while i < end:
                 if run is not None:
                     # The handler reads the runs of plain deltas at once (never tool
                     # arguments sent as objects); the frames between them, one by one.
                     i = run(names, objs, i)
-                    if i == count:
+                    if i == end:
                         if self._learning and self._template is None and learns:
-                            self._learn(names, objs, payloads)
+                            self._learn(names, objs, payloads, end - 1)
                         break
                 on_frame(names[i] if names is not None else None, self._exact(batch, objs, i))
                 if asm.whole_bound:
                     asm.whole_bound = 0  # it was this frame's
                 if asm.done:
-                    return
+                    return False
                 i += 1
         except Exception:
             asm.whole_bound = 0
@@ -526,6 +581,7 @@ class StreamNormalizer:
             elif error is not None:
                 raise error from None  # the bytes end before frame i: that is the error
             raise
+        return True
 
     def _drop_template(self) -> None:
         """The template no longer holds; one that took no frame used up one of the
@@ -539,13 +595,14 @@ class StreamNormalizer:
         names: Sequence[str | None] | None,
         objs: Sequence[Any],
         payloads: Sequence[bytes | bytearray],
+        at: int,
     ) -> None:
-        """The template of a batch's last frame, a plain delta the handler just took."""
+        """The template of a batch's frame ``at``, a plain delta the handler just took."""
         self._template = learn(
             cast("PlainReader", self._handler),
-            names[-1] if names is not None else None,
-            objs[-1],
-            payloads[-1],
+            names[at] if names is not None else None,
+            objs[at],
+            payloads[at],
         )
         if self._template is None:
             self._learning -= 1
