@@ -545,6 +545,109 @@ def test_templates_stop_being_learned_where_every_frame_differs(
     assert learns(body, 512, monkeypatch) <= TRIES
 
 
+# -- a padding that differs in every frame ----------------------------------------------------
+
+
+def padded(
+    texts: list[str], pads: list[str], *, ensure_ascii: bool = True, until: int | None = None
+) -> bytes:
+    """A Chat Completions stream as OpenAI writes it today: compact, its key order, and
+    an ``obfuscation`` padding last in every chunk (``pads``, in turn), or in the chunks of
+    the first ``until`` texts only."""
+
+    def chunk(delta: dict[str, Any], n: int, finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        obj = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1}
+        obj |= {"model": "gpt-4o", "service_tier": "default", "system_fingerprint": "fp_1"}
+        obj |= {"usage": None, "choices": [choice]}
+        if until is None or n < until:
+            obj["obfuscation"] = pads[n % len(pads)]
+        text = json.dumps(obj, separators=(",", ":"), ensure_ascii=ensure_ascii)
+        return b"data: " + text.encode() + b"\n\n"
+
+    frames = [chunk({"role": "assistant", "content": ""}, 0)]
+    frames += [chunk({"content": text}, n) for n, text in enumerate(texts)]
+    frames.append(chunk({}, len(texts), "stop"))
+    return b"".join(frames) + b"data: [DONE]\n\n"
+
+
+PADS = [f"{'aZ0' * 9}"[: n % 16] for n in range(40)]  # 0 to 15 characters, as OpenAI's
+
+
+@pytest.mark.parametrize("size", [1000, 4096, 65536])
+def test_a_padding_that_differs_in_every_frame_is_left_out_of_the_template(
+    size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    texts = [f"w{n} " if n % 5 else f'"\\ é {n}\n' for n in range(1500)]
+    body = padded(texts, PADS)
+    assert taken(body, "openai", size, monkeypatch) >= 1000  # none without the padding left out
+    fast, slow = both(body, "openai", size, monkeypatch)
+    assert_same_outcome(fast, slow)
+    assert fast.response is not None
+    assert fast.response.text() == "".join(texts)
+
+
+def test_tool_arguments_with_a_padding_are_taken_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    frames: list[Any] = [chat({"role": "assistant"})]
+    frames.append(call_start(0, "call_0", "tool0"))
+    frames += [call_args(0, part) for part in ['{"a": "', *("x" * 400), '"}']]
+    for n, frame in enumerate(frames):
+        frame["obfuscation"] = PADS[n % len(PADS)]
+    body = sse(*frames, chat({}, "tool_calls"), "[DONE]")
+    assert taken(body, "openai", 4096, monkeypatch) >= 300
+    fast, slow = both(body, "openai", 4096, monkeypatch)
+    assert_same_outcome(fast, slow)
+    assert fast.response is not None
+    assert [use.input.value for use in fast.response.tool_uses()] == [{"a": "x" * 400}]
+
+
+ODD_PADS = st.one_of(
+    st.sampled_from(["", "a", '"', "\\", "é", "\n", "}", '":"', "obfuscation", "\x00"]),
+    st.text(max_size=8),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=TEXTS,
+    pads=st.lists(ODD_PADS, min_size=1, max_size=9),
+    size=st.integers(min_value=1, max_value=700),
+    ensure_ascii=st.booleans(),
+    dropped=st.booleans(),
+)
+def test_any_padding_reads_alike_with_templates(
+    texts: list[str], pads: list[str], size: int, ensure_ascii: bool, dropped: bool
+) -> None:
+    # Paddings with quotes, escapes or other scripts (left to the usual reader), and a
+    # stream whose frames stop carrying one half way: the same as without templates.
+    until = len(texts) // 2 if dropped else None
+    body = padded(texts, pads, ensure_ascii=ensure_ascii, until=until)
+    fast = run_chunks(pieces(body, size), "openai")
+    setattr(laminate._normalizer, "TRIES", 0)  # noqa: B010 (not exported)
+    try:
+        slow = run_chunks(pieces(body, size), "openai")
+    finally:
+        setattr(laminate._normalizer, "TRIES", TRIES)  # noqa: B010
+    assert_same_outcome(fast, slow)
+    assert fast.error is None
+    assert fast.response is not None
+    assert fast.response.text() == "".join(texts)
+
+
+def test_a_padding_key_the_reader_does_not_name_still_defeats_templates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Only the keys a reader names (`_padding`) may differ: Anthropic names none.
+    first, *rest = messages_text([f"w{n}" for n in range(600)]).split(b'"}}\n')
+    body = first + b"".join(
+        b'"},"obfuscation":"' + PADS[n % len(PADS)].encode() + b'"}\n' + part
+        for n, part in enumerate(rest)
+    )
+    assert taken(body, "anthropic", 4096, monkeypatch) <= 10 * TRIES
+    fast, slow = both(body, "anthropic", 4096, monkeypatch)
+    assert_same_outcome(fast, slow)
+
+
 def test_templates_stop_being_learned_where_calls_come_turn_about(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

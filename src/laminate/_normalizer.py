@@ -321,9 +321,7 @@ class StreamNormalizer:
             return data
         shape = self._shape
         if shape is None or shape[0] is not template:
-            head, tail = decoder.frame_bytes(
-                template.name, template.prefix + b'"', b'"' + template.suffix
-            )
+            head, tail = decoder.frame_bytes(template.name, template.opening, template.closing)
             shape = self._shape = (template, head, tail)
         _, head, tail = shape
         if not data.startswith(head):

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from itertools import islice, repeat
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from .._core.assembler import Assembler
 
@@ -70,6 +70,10 @@ class PlainReader:
     __slots__ = ()
 
     assembler: Assembler
+
+    _padding: ClassVar[tuple[str, ...]] = ()
+    """Top-level keys of a frame whose string values ``_plain`` never reads (a padding
+    that differs in every frame): a template may leave them out (see ``templates``)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A class that defines ``_plain`` takes its ``on_frame`` and ``run`` from the

@@ -25,6 +25,14 @@ asked as it is now; the pieces then go to :func:`~.plain.hand_over`, which asks 
 handler's ``_ready`` and the assembler as any run does. Readers whose plain deltas also
 carry something else (``_took``) are not read this way.
 
+A reader may name top-level keys whose string values ``_plain`` never reads
+(``PlainReader._padding``: OpenAI's ``obfuscation``, random characters of a random length in
+every chunk). A template learned from a frame with such a key after its piece has a
+second place cut out, that string's contents, which may differ from frame to frame; it is
+proven the same way, the frame written with another piece and another padding parsing to
+the same value but for those two strings, and ``_plain`` reading it as the same block's
+piece. A padding must be plain ASCII (no quote, backslash or control character) to match.
+
 Frames are matched all at once: the batch's payloads are joined with NUL bytes (which no
 template and no literal it matches holds) and split at the template's bytes between two
 pieces, in C; each piece is then checked to be one string's contents (no quote, no
@@ -38,6 +46,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Hashable, Sequence
+from itertools import repeat
 from operator import itemgetter
 from typing import Any, Final, cast
 
@@ -51,6 +60,9 @@ _NOT_IN_PLAIN: Final = b'"' + bytes(range(0x20))
 # A string literal's contents (any of them, NUL-separated): characters a literal holds as
 # they are, and JSON's escapes. Each branch starts with its own byte: no backtracking.
 _CONTENTS: Final = re.compile(rb'(?:[^"\\\x00-\x1f]+|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}|\x00)*')
+
+# What a padding may not hold: its quote, a backslash, control characters.
+_NOT_IN_PADDING: Final = _NOT_IN_PLAIN + b"\\"
 
 # How many bytes of a long separator ``_split`` searches for (the rest is checked after
 # each find): bytes.split looks at its whole separator again after each find, at a cost
@@ -69,11 +81,14 @@ class Template:
     __slots__ = (
         "_between",
         "_head",
+        "_middle",
         "_tail",
+        "closing",
         "key",
         "kind",
         "name",
         "obj",
+        "opening",
         "prefix",
         "reader",
         "suffix",
@@ -90,6 +105,7 @@ class Template:
         *,
         prefix: bytes,
         suffix: bytes,
+        padding: tuple[bytes, bytes] | None = None,
     ) -> None:
         self.reader = reader
         self.name = name
@@ -100,9 +116,16 @@ class Template:
         self.suffix = suffix
         self.taken = 0
         """How many frames the template took so far."""
-        self._head = b"\x00" + prefix + b'"'  # a frame's start, up to its piece
-        self._tail = b'"' + suffix  # and from its piece on
-        self._between = b'"' + suffix + b"\x00" + prefix + b'"'  # between two pieces
+        self.opening = prefix + b'"'
+        """A frame's bytes up to its piece."""
+        # With a padding (``suffix`` is ``before``, the padding's contents and ``after``):
+        # the bytes from the piece to the padding, and the frame's from the padding on.
+        self._middle = None if padding is None else b'"' + padding[0]
+        self.closing = b'"' + suffix if padding is None else padding[1]
+        """A frame's bytes after its last part that differs (its piece or its padding)."""
+        self._head = b"\x00" + self.opening  # a frame's start, up to its piece
+        self._tail = self.closing
+        self._between = self.closing + b"\x00" + self.opening  # between two frames' parts
 
     def after(self, name: str | None, obj: Any) -> Template | None:
         """The template, if it still holds once the handler has read frame ``obj``
@@ -148,10 +171,10 @@ class Template:
 
     def take(self, data: bytes, head: bytes, tail: bytes) -> int:
         """The frames at the start of ``data`` (a stream's bytes, starting with ``head``)
-        that are each ``head``, a piece and ``tail`` (what the framing reads as one frame
-        of the template's payload: ``head`` ends with the prefix and the literal's quote,
-        ``tail`` starts with the other quote and the suffix), handed over: how many bytes
-        they span (``0``: none was taken).
+        that are each ``head``, a piece (with a padding: a piece, the bytes between and a
+        padding) and ``tail`` (what the framing reads as one frame of the template's
+        payload: ``head`` ends with :attr:`opening`, ``tail`` starts with
+        :attr:`closing`), handed over: how many bytes they span (``0``: none was taken).
 
         The bytes split at ``tail + head`` are the pieces, and the last one's frame ends
         where ``tail`` is next found. A piece holds no line end (no string's contents
@@ -167,15 +190,15 @@ class Template:
             found.pop()  # the last frame is not whole yet: the usual reader holds it
         else:
             found[-1] = last[:end]
-        pieces = _decoded(found) if found else None
+        pieces = self._values(found) if found else None
         if pieces is None:
             count = 0
             for piece in found:  # each looked at alone: a run up to the first that is not
-                if _decoded([piece]) is None:
+                if self._values([piece]) is None:
                     break
                 count += 1
             del found[count:]
-            pieces = _decoded(found) if found else None
+            pieces = self._values(found) if found else None
             if pieces is None:
                 return 0
         count = len(found)
@@ -196,7 +219,23 @@ class Template:
         found = _split(joined[len(head) : len(joined) - len(self._tail)], self._between)
         if len(found) != len(payloads):
             return None
-        return _decoded(found)
+        return self._values(found)
+
+    def _values(self, found: list[bytes]) -> list[str] | None:
+        """The pieces of frames' parts that differ (each a piece, or a piece, the bytes
+        between and a padding), or ``None`` if any is not the template's."""
+        middle = self._middle
+        if middle is None:
+            return _decoded(found)
+        # Each part cut at the first bytes between (a piece holds no quote: if one seems
+        # to, it is not one string's contents, and _decoded says so).
+        parts = list(map(bytes.partition, found, repeat(middle)))
+        if not all(map(itemgetter(1), parts)):
+            return None
+        padding = b"".join(map(itemgetter(2), parts))
+        if not padding.isascii() or len(padding.translate(None, _NOT_IN_PADDING)) != len(padding):
+            return None
+        return _decoded(list(map(itemgetter(0), parts)))
 
 
 def _split(data: bytes, separator: bytes) -> list[bytes]:
@@ -282,18 +321,60 @@ def learn(
     start, end = spans[0]
     prefix, suffix = data[:start], data[end:]
     other = "0" if piece != "0" else "1"
+    padding = _padding(handler, obj, suffix)
+    written = suffix
+    if padding is not None:
+        name_of, value, cut = padding
+        written = cut[0] + (b"0" if value != "0" else b"1") + cut[1]
     try:
-        probe = json.loads(prefix + b'"' + other.encode() + b'"' + suffix)
+        probe = json.loads(prefix + b'"' + other.encode() + b'"' + written)
     except ValueError:
         return None
+    if padding is not None:
+        # The other padding read too, then put back for the comparison of everything else.
+        if probe.__class__ is not dict or probe.get(name_of) != ("0" if value != "0" else "1"):
+            return None
+        again = handler._plain(name, probe)
+        probe[name_of] = value
+    else:
+        again = None
     if not _one_leaf_differs(obj, probe, piece, other):
         return None
-    again = handler._plain(name, probe)
+    if padding is None:
+        again = handler._plain(name, probe)
     if again is None or len(again) != 3 or again[0] != key or again[1] != other:
         return None
     if again[2] is not kind:
         return None
-    return Template(handler, name, obj, key, kind, prefix=prefix, suffix=suffix)
+    cuts = None if padding is None else padding[2]
+    return Template(handler, name, obj, key, kind, prefix=prefix, suffix=suffix, padding=cuts)
+
+
+def _padding(
+    handler: PlainReader, obj: Any, suffix: bytes
+) -> tuple[str, str, tuple[bytes, bytes]] | None:
+    """A padding after the piece: the name of one of the reader's padding keys at the top
+    of ``obj``, its string value, and ``suffix`` cut around the value's contents (the
+    bytes up to its opening quote, and from its closing quote on); ``None`` where there is
+    none, or it is not written plainly (once, with no space or one after its colon, its
+    contents the value's as they are)."""
+    if not handler._padding or obj.__class__ is not dict:
+        return None
+    for name in handler._padding:
+        value = obj.get(name)
+        if value.__class__ is not str or not value.isascii():
+            continue
+        key = json.dumps(name).encode()
+        literal = key + b':"' if key + b':"' in suffix else key + b': "'
+        at = suffix.find(literal)
+        if at < 0 or suffix.find(literal, at + 1) >= 0:
+            continue
+        start = at + len(literal)
+        end = start + len(value)
+        if suffix[start:end] != value.encode() or suffix[end : end + 1] != b'"':
+            continue
+        return name, value, (suffix[:start], suffix[end:])
+    return None
 
 
 def _one_leaf_differs(obj: Any, probe: Any, piece: str, other: str) -> bool:

@@ -101,6 +101,9 @@ class OpenAIChatHandler(PlainReader):
         "assembler",
     )
 
+    # OpenAI pads every chunk with random characters (`stream_options.include_obfuscation`).
+    _padding = ("obfuscation",)
+
     def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
         self.assembler = assembler
         self._choice = options.choice if options is not None else 0
