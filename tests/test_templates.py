@@ -50,12 +50,25 @@ def both(
     return fast, slow
 
 
-def taken(
-    body: bytes, provider: str, size: int, monkeypatch: pytest.MonkeyPatch, *, where: str = "all"
-) -> int:
-    """How many frames templates took, for the body in pieces of ``size`` bytes: from the
-    decoder's batches (``where="batches"``), straight from the bytes (``"bytes"``), or
-    both."""
+def alike(chunks: list[bytes], provider: str) -> Outcome:
+    """What reading ``chunks`` with templates gives, checked to be what reading them
+    without gives (for a property test: hypothesis runs a test's examples under one
+    monkeypatch)."""
+    fast = run_chunks(chunks, provider)
+    setattr(laminate._normalizer, "TRIES", 0)  # noqa: B010 (not exported)
+    try:
+        slow = run_chunks(chunks, provider)
+    finally:
+        setattr(laminate._normalizer, "TRIES", TRIES)  # noqa: B010
+    assert_same_outcome(fast, slow)
+    return fast
+
+
+def counted(
+    chunks: list[bytes], provider: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Outcome, dict[str, int]]:
+    """What reading ``chunks`` gives, and how many frames templates took: from the
+    decoder's batches (``"batches"``) and straight from the bytes (``"bytes"``)."""
     counts = {"batches": 0, "bytes": 0}
     run, take = Template.run, Template.take
 
@@ -74,7 +87,17 @@ def taken(
     with monkeypatch.context() as patch:
         patch.setattr(Template, "run", counting_run)
         patch.setattr(Template, "take", counting_take)
-        outcome = run_chunks(pieces(body, size), provider)
+        outcome = run_chunks(chunks, provider)
+    return outcome, counts
+
+
+def taken(
+    body: bytes, provider: str, size: int, monkeypatch: pytest.MonkeyPatch, *, where: str = "all"
+) -> int:
+    """How many frames templates took, for the body in pieces of ``size`` bytes: from the
+    decoder's batches (``where="batches"``), straight from the bytes (``"bytes"``), or
+    both."""
+    outcome, counts = counted(pieces(body, size), provider, monkeypatch)
     assert outcome.error is None
     return sum(counts.values()) if where == "all" else counts[where]
 
@@ -270,25 +293,7 @@ def test_a_long_read_with_no_template_yet_learns_one_from_its_first_frames(
     # backend that sent everything at once): the rest's first frames are read the usual
     # way and the template learned from them takes the others, from the stream's bytes
     # (SSE) or from the decoder's batch (AWS event messages).
-    counts = {"batches": 0, "bytes": 0}
-    run, take = Template.run, Template.take
-
-    def counting_run(self: Template, *args: Any) -> tuple[int, bool]:
-        before = self.taken
-        result = run(self, *args)
-        counts["batches"] += self.taken - before
-        return result
-
-    def counting_take(self: Template, *args: Any) -> int:
-        before = self.taken
-        result = take(self, *args)
-        counts["bytes"] += self.taken - before
-        return result
-
-    with monkeypatch.context() as patch:
-        patch.setattr(Template, "run", counting_run)
-        patch.setattr(Template, "take", counting_take)
-        fast = run_chunks(first_and_rest(body, 1024), provider)
+    fast, counts = counted(first_and_rest(body, 1024), provider, monkeypatch)
     assert fast.error is None
     # Every seventh text has escapes and UTF-8, which a template learned from a plain
     # one still takes (another literal at the same place).
@@ -330,13 +335,7 @@ def test_anything_between_a_template_s_frames_reads_as_without_templates(
     for item in items:
         body += item if isinstance(item, bytes) else sse(chat({"content": item}))
     body += sse(chat({}, "stop"), "[DONE]")
-    fast = run_chunks(pieces(body, size), "openai")
-    setattr(laminate._normalizer, "TRIES", 0)  # noqa: B010 (not exported)
-    try:
-        slow = run_chunks(pieces(body, size), "openai")
-    finally:
-        setattr(laminate._normalizer, "TRIES", TRIES)  # noqa: B010
-    assert_same_outcome(fast, slow)
+    alike(pieces(body, size), "openai")
 
 
 def test_a_frame_over_the_cap_among_template_frames_is_the_decoder_s_error() -> None:
@@ -400,13 +399,7 @@ def test_any_text_reads_alike_with_templates(texts: list[str], size: int, ascii_
         ("openai", chat_text(texts)),
         ("anthropic", messages_text(texts, ascii_only=ascii_only)),
     ):
-        fast = run_chunks(pieces(body, size), provider)
-        setattr(laminate._normalizer, "TRIES", 0)  # noqa: B010 (not exported)
-        try:
-            slow = run_chunks(pieces(body, size), provider)
-        finally:
-            setattr(laminate._normalizer, "TRIES", TRIES)  # noqa: B010
-        assert_same_outcome(fast, slow)
+        fast = alike(pieces(body, size), provider)
         assert fast.error is None
         assert fast.response is not None
         assert fast.response.text() == "".join(texts)
@@ -622,13 +615,7 @@ def test_any_padding_reads_alike_with_templates(
     # stream whose frames stop carrying one half way: the same as without templates.
     until = len(texts) // 2 if dropped else None
     body = padded(texts, pads, ensure_ascii=ensure_ascii, until=until)
-    fast = run_chunks(pieces(body, size), "openai")
-    setattr(laminate._normalizer, "TRIES", 0)  # noqa: B010 (not exported)
-    try:
-        slow = run_chunks(pieces(body, size), "openai")
-    finally:
-        setattr(laminate._normalizer, "TRIES", TRIES)  # noqa: B010
-    assert_same_outcome(fast, slow)
+    fast = alike(pieces(body, size), "openai")
     assert fast.error is None
     assert fast.response is not None
     assert fast.response.text() == "".join(texts)
