@@ -15,7 +15,6 @@ import asyncio
 import base64
 import email.utils
 import hashlib
-import json
 import math
 import random
 import time
@@ -31,6 +30,7 @@ from starlette.requests import Request
 
 from .._apis.spec import Endpoint
 from .._apis.translate import Translation, read_request, write_request
+from .._core import jsonlib
 from .._core.errors import LaminateError, TranslationError
 from .._core.request import Request as LaminateRequest
 from .._core.response import Text
@@ -113,7 +113,7 @@ def prepare(
         path = endpoint.path.replace("{model}", quote(backend_model, safe=""))
     elif not isinstance(path_model, str) and backend_model != data.get("model"):
         data = {**data, "model": backend_model}
-        body = json.dumps(data, ensure_ascii=False).encode()
+        body = jsonlib.dumps_parsed(data).encode()
     query = query_of(request)
     array = stream and http_of(api).streams_array(query)
     query = strip_query_key(query)
@@ -121,7 +121,7 @@ def prepare(
     if backend.api == api:
         limits, capped = limited(data, backend)
         if limits is not data:
-            body = json.dumps(limits, ensure_ascii=False).encode()
+            body = jsonlib.dumps_parsed(limits).encode()
         url = backend_url(backend, path_and_query)
         headers = signed(backend, url, body, forwarded_headers(request.headers.items()))
         return Call(backend, url, body, headers, stream, None, array, capped)
@@ -145,7 +145,7 @@ def prepare(
         raise Refusal(400, f"the request cannot be sent to {backend_name}: {exc}") from None
     sent, capped = limited(written.body, backend)
     translation = Translation(sent, written.path, written.losses, written.names, written.ids, read)
-    content = json.dumps(sent, ensure_ascii=False).encode()
+    content = jsonlib.dumps_parsed(sent).encode()
     url = backend_url(backend, translation.path)
     headers = signed(backend, url, content, {})
     asks = http_of(api).stream_usage

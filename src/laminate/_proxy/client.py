@@ -6,7 +6,6 @@ reply written to it (:class:`Responder`), and a watch on it leaving (:func:`watc
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Final
@@ -17,6 +16,7 @@ from starlette.responses import Response
 from starlette.types import Send
 
 from .._apis.spec import Http
+from .._core import jsonlib
 from .counting import Exchange
 from .refusals import Refusal
 
@@ -95,7 +95,7 @@ async def read_body(request: Request, cap: int) -> bytes:
 def json_object(body: bytes) -> dict[str, Any]:
     """The request's body as a JSON object (else a 400)."""
     try:
-        data = json.loads(body)
+        data = jsonlib.loads_exact(body)  # what json.loads gives (with orjson, quicker)
     except (ValueError, RecursionError):
         raise Refusal(400, "the request body is not JSON") from None
     if not isinstance(data, dict):
