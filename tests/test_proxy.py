@@ -371,8 +371,8 @@ def test_a_backend_gets_the_headers_an_httpx_client_sends(
     assert answer.status_code == 200
     seen = scripted.record.requests[-1][3]
     # The translated request as the proxy writes it: compact JSON, characters as they are.
-    sent = json.dumps(scripted.record.requests[-1][2], separators=(",", ":"), ensure_ascii=False)
-    sent = sent.encode()
+    asked = scripted.record.requests[-1][2]
+    sent = json.dumps(asked, separators=(",", ":"), ensure_ascii=False).encode()
     assert seen == {
         "host": host,
         "content-length": str(len(sent)),
