@@ -82,16 +82,13 @@ class Template:
         "_between",
         "_head",
         "_middle",
-        "_tail",
         "closing",
         "key",
         "kind",
         "name",
         "obj",
         "opening",
-        "prefix",
         "reader",
-        "suffix",
         "taken",
     )
 
@@ -112,8 +109,6 @@ class Template:
         self.obj = obj
         self.key = key
         self.kind = kind
-        self.prefix = prefix
-        self.suffix = suffix
         self.taken = 0
         """How many frames the template took so far."""
         self.opening = prefix + b'"'
@@ -124,7 +119,6 @@ class Template:
         self.closing = b'"' + suffix if padding is None else padding[1]
         """A frame's bytes after its last part that differs (its piece or its padding)."""
         self._head = b"\x00" + self.opening  # a frame's start, up to its piece
-        self._tail = self.closing
         self._between = self.closing + b"\x00" + self.opening  # between two frames' parts
 
     def after(self, name: str | None, obj: Any) -> Template | None:
@@ -145,7 +139,7 @@ class Template:
         """The batch's leading frames that match, handed over: how many were taken, and
         whether the template still holds (every frame matched and was taken; not when
         the handler no longer reads the learned frame the same way)."""
-        if not payloads[0].startswith(self.prefix) or not self._ours(self.name, self.obj):
+        if not payloads[0].startswith(self.opening) or not self._ours(self.name, self.obj):
             return 0, False
         count = len(payloads)
         if names is not None:
@@ -156,7 +150,7 @@ class Template:
         pieces = self._pieces(payloads if count == len(payloads) else payloads[:count])
         if pieces is None:
             # Some frame is not the template's: the ones before it, each looked at alone.
-            head, tail = self._head[1:], self._tail
+            head, tail = self.opening, self.closing
             limit, count = count, 0
             for payload in payloads[:limit]:
                 if not (payload.startswith(head) and payload.endswith(tail)):
@@ -214,9 +208,9 @@ class Template:
         and pieces, and the pieces are what lies between the template's bytes."""
         head = self._head
         joined = b"\x00" + b"\x00".join(payloads)
-        if not joined.startswith(head) or not joined.endswith(self._tail):
+        if not joined.startswith(head) or not joined.endswith(self.closing):
             return None
-        found = _split(joined[len(head) : len(joined) - len(self._tail)], self._between)
+        found = _split(joined[len(head) : len(joined) - len(self.closing)], self._between)
         if len(found) != len(payloads):
             return None
         return self._values(found)
@@ -324,24 +318,21 @@ def learn(
     padding = _padding(handler, obj, suffix)
     written = suffix
     if padding is not None:
-        name_of, value, cut = padding
-        written = cut[0] + (b"0" if value != "0" else b"1") + cut[1]
+        pad_name, pad, (before, after) = padding
+        other_pad = "0" if pad != "0" else "1"
+        written = before + other_pad.encode() + after
     try:
         probe = json.loads(prefix + b'"' + other.encode() + b'"' + written)
     except ValueError:
         return None
+    again = handler._plain(name, probe)  # with the other piece (and the other padding)
     if padding is not None:
-        # The other padding read too, then put back for the comparison of everything else.
-        if probe.__class__ is not dict or probe.get(name_of) != ("0" if value != "0" else "1"):
+        # The padding put back, for the comparison of everything else.
+        if probe.__class__ is not dict or probe.get(pad_name) != other_pad:
             return None
-        again = handler._plain(name, probe)
-        probe[name_of] = value
-    else:
-        again = None
+        probe[pad_name] = pad
     if not _one_leaf_differs(obj, probe, piece, other):
         return None
-    if padding is None:
-        again = handler._plain(name, probe)
     if again is None or len(again) != 3 or again[0] != key or again[1] != other:
         return None
     if again[2] is not kind:
