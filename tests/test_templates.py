@@ -513,6 +513,26 @@ def test_a_bad_frame_among_templated_ones_reads_as_without_them(
         assert_same_outcome(fast, slow)
 
 
+def test_a_long_cut_out_piece_that_is_not_one_string_is_refused_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The bytes a template cuts out of a frame with another key after its piece hold an
+    # escape, tens of plain characters and a quote: they are refused in one pass
+    # (never tried again in shorter runs, which takes time exponential in their length).
+    def frame(delta: dict[str, Any]) -> bytes:
+        return b"data: " + json.dumps(chat(delta), separators=(",", ":")).encode() + b"\n\n"
+
+    good = b"".join(frame({"content": f"w{n} "}) for n in range(200))
+    bad = frame({"content": "\\ " + "a" * 40}).replace(b'"}}]}', b'","x":"y"}}]}')
+    body = frame({"role": "assistant", "content": ""}) + good + bad + good
+    body += sse(chat({}, "stop"), "[DONE]")
+    for size in (4096, len(body)):
+        fast, slow = both(body, None, size, monkeypatch)  # as detected
+        assert_same_outcome(fast, slow)
+        assert fast.response is not None
+        assert "a" * 40 in fast.response.text()
+
+
 @pytest.mark.parametrize("odd", ["a\ud800b", 'a"b\\c\nd\u2028', "\x7f\x1f"])
 def test_escapes_and_lone_surrogates_among_templated_frames_read_as_without_them(
     odd: str, monkeypatch: pytest.MonkeyPatch

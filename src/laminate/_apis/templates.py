@@ -58,8 +58,10 @@ __all__ = ["Template", "learn"]
 # What a literal without an escape may not hold: its quote, and control characters.
 _NOT_IN_PLAIN: Final = b'"' + bytes(range(0x20))
 # A string literal's contents (any of them, NUL-separated): characters a literal holds as
-# they are, and JSON's escapes. Each branch starts with its own byte: no backtracking.
-_CONTENTS: Final = re.compile(rb'(?:[^"\\\x00-\x1f]+|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}|\x00)*')
+# they are, and JSON's escapes. Each branch starts with its own byte, so the quantifiers
+# are possessive: a run that fails to match is never tried again in shorter pieces (which
+# takes time exponential in its length).
+_CONTENTS: Final = re.compile(rb'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}|\x00)*+')
 
 # What a padding may not hold: its quote, a backslash, control characters.
 _NOT_IN_PADDING: Final = _NOT_IN_PLAIN + b"\\"
