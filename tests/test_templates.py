@@ -7,6 +7,7 @@ where a stream changes what a frame means under the same bytes (a call index use
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -655,19 +656,256 @@ def test_a_padding_key_the_reader_does_not_name_still_defeats_templates(
     assert_same_outcome(fast, slow)
 
 
-def test_templates_stop_being_learned_where_calls_come_turn_about(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("size", [1000, 16384])
+def test_calls_that_come_turn_about_are_taken_by_one_template(
+    size: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Three calls' fragments in turn: a template of one call's frames holds for no frame
-    # after it. Each one dropped having taken nothing uses up a try, however it is
-    # dropped (by the next batch, or by the frame a piece ends inside, read alone).
+    # Three calls' fragments in turn: the call's index is the template's key place, each
+    # index proven once to be a known call's (and asked again before each batch).
     frames: list[Any] = [chat({"role": "assistant"})]
     frames += [call_start(index, f"call_{index}", f"tool{index}") for index in range(3)]
-    frames += [call_args(n % 3, "x") for n in range(3000)]
+    frames += [call_args(index, '{"a": "') for index in range(3)]
+    frames += [call_args(n % 3, "x" if n % 4 else '\\"é') for n in range(3000)]
+    frames += [call_args(index, '"}') for index in range(3)]
     body = sse(*frames, chat({}, "tool_calls"), "[DONE]")
-    for size in (1000, 16384):
-        assert learns(body, size, monkeypatch) <= TRIES
+    assert taken(body, "openai", size, monkeypatch) >= 2000  # all but one frame a piece
+    fast, slow = both(body, "openai", size, monkeypatch)
+    assert_same_outcome(fast, slow)
+    assert fast.response is not None
+    values = [
+        {"a": "".join("x" if n % 4 else '"é' for n in range(index, 3000, 3))} for index in range(3)
+    ]
+    assert [use.input.value for use in fast.response.tool_uses()] == values
+
+
+CALL_STEPS = st.one_of(
+    st.tuples(st.integers(min_value=0, max_value=4), st.sampled_from(["x", "", '"', "\\", "é"])),
+    st.sampled_from(["start 0", "start 3", "start 1", "text", "finish"]),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    steps=st.lists(CALL_STEPS, min_size=1, max_size=120),
+    size=st.integers(min_value=1, max_value=900),
+)
+def test_any_calls_in_turn_read_alike_with_templates(
+    steps: list[tuple[int, str] | str], size: int
+) -> None:
+    # Fragments of calls in any order, of indexes never started, a call started again at
+    # an index in use, text between, a finish in the middle: the same as without
+    # templates.
+    frames: list[Any] = [chat({"role": "assistant"})]
+    frames += [call_start(index, f"call_{index}", f"tool{index}") for index in range(3)]
+    for n, step in enumerate(steps):
+        if isinstance(step, tuple):
+            frames += [call_args(*step)] * 3
+        elif step.startswith("start"):
+            index = int(step.split()[1])
+            frames.append(call_start(index, f"call_{index}_{n}", f"tool{index}"))
+        elif step == "text":
+            frames.append(chat({"content": "t"}))
+        else:
+            frames.append(chat({}, "tool_calls"))
+    body = sse(*frames, chat({}, "tool_calls"), "[DONE]")
+    alike(pieces(body, size), "openai")
 
 
 def test_the_fixtures_folder_is_here() -> None:
     assert FIXTURES.is_dir()
+
+
+# -- counts that differ in every frame ------------------------------------------------------
+
+
+def gemini_text(
+    texts: list[str],
+    counts: list[Any] | None = None,
+    *,
+    line_end: bytes = b"\r\n",
+    between: list[bytes] | None = None,
+) -> bytes:
+    """A Gemini stream as Google writes it: a space after each colon, CRLF line ends, and
+    the usage so far in every chunk (``counts``, in turn, as its candidates' count, or the
+    number of chunks so far), ``between[n]`` before chunk ``n``."""
+
+    def chunk(n: int, text: str, finish: str | None) -> bytes:
+        candidate: dict[str, Any] = {"content": {"parts": [{"text": text}], "role": "model"}}
+        if finish is not None:
+            candidate["finishReason"] = finish
+        candidate["index"] = 0
+        count = n + 1 if counts is None else counts[n % len(counts)]
+        usage: dict[str, Any] = {"promptTokenCount": 11, "candidatesTokenCount": count}
+        usage["totalTokenCount"] = 11
+        usage["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": 11}]
+        obj: dict[str, Any] = {"candidates": [candidate], "usageMetadata": usage}
+        obj |= {"modelVersion": "gemini-2.5-flash", "responseId": "r1"}
+        data = json.dumps(obj, separators=(",", ": "), ensure_ascii=False).encode()
+        return (between[n] if between else b"") + b"data: " + data + line_end + line_end
+
+    last = len(texts) - 1
+    return b"".join(chunk(n, t, "STOP" if n == last else None) for n, t in enumerate(texts))
+
+
+@pytest.mark.parametrize("line_end", [b"\r\n", b"\n"], ids=["crlf", "lf"])
+@pytest.mark.parametrize("size", [1000, 4096, 65536])
+def test_a_usage_that_grows_in_every_frame_is_left_out_of_the_template(
+    size: int, line_end: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Gemini's usage so far, in every chunk: its counts are places of the template, and
+    # the last chunk taken gives the answer its usage, as reading every chunk does.
+    texts = [f"w{n} " if n % 5 else f'"\\ é {n}\n' for n in range(1500)]
+    body = gemini_text(texts, line_end=line_end)
+    assert taken(body, "gemini", size, monkeypatch) >= 1000
+    if size == 65536:  # in CRLF too, every frame after the first piece's from the bytes
+        assert taken(body, "gemini", size, monkeypatch, where="bytes") >= 1500 - 260
+    fast, slow = both(body, "gemini", size, monkeypatch)
+    assert_same_outcome(fast, slow)
+    assert fast.response is not None
+    assert fast.response.text() == "".join(texts)
+    assert fast.response.usage.output_tokens == 1500
+
+
+def test_a_usage_read_mid_stream_is_the_last_frame_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The answer as it stands (a snapshot) after each piece: the usage the last chunk
+    # read carries, with templates as without.
+    texts = [f"w{n} " for n in range(800)]
+    chunks = pieces(gemini_text(texts), 4096)
+
+    def usages() -> list[int | None]:
+        normalizer = StreamNormalizer("gemini")
+        seen = []
+        for chunk in chunks:
+            normalizer.feed(chunk)
+            seen.append(normalizer.snapshot().usage.output_tokens)
+        return seen
+
+    fast = usages()
+    with monkeypatch.context() as patch:
+        patch.setattr(laminate._normalizer, "TRIES", 0)
+        assert usages() == fast
+    assert fast[-1] == 800
+
+
+ODD_COUNTS: st.SearchStrategy[Any] = st.one_of(
+    st.integers(min_value=0, max_value=10**30),
+    st.sampled_from([-1, 0.5, 1e20, "7", None, True, [], {}]),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=TEXTS,
+    counts=st.lists(ODD_COUNTS, min_size=1, max_size=9),
+    size=st.integers(min_value=1, max_value=700),
+    line_end=st.sampled_from([b"\r\n", b"\n"]),
+    between=st.lists(
+        st.sampled_from([b"", b"", b"", b"\r\n", b"\n", b": ping\r\n\r\n", b"data: {}\n\n"]),
+        min_size=1,
+    ),
+)
+def test_any_count_reads_alike_with_templates(
+    texts: list[str], counts: list[Any], size: int, line_end: bytes, between: list[bytes]
+) -> None:
+    # Counts of any JSON value (left to the usual reader where not a non-negative
+    # integer), and anything between the chunks, in either line end: the same as without
+    # templates.
+    texts = texts or ["a"]
+    spread = [between[n % len(between)] for n in range(len(texts))]
+    body = gemini_text(texts, counts, line_end=line_end, between=spread)
+    alike(pieces(body, size), "gemini")
+
+
+def responses_text(texts: list[str], pads: list[str]) -> bytes:
+    """A Responses API stream as OpenAI writes it: compact, every event numbered, and
+    every delta padded (``pads``, in turn)."""
+    events: list[dict[str, Any]] = []
+
+    def emit(kind: str, **fields: Any) -> None:
+        events.append({"type": kind, "sequence_number": len(events), **fields})
+
+    item = {"id": "msg_1", "type": "message", "status": "in_progress", "role": "assistant"}
+    response = {"id": "resp_1", "object": "response", "status": "in_progress", "model": "m"}
+    emit("response.created", response={**response, "output": []})
+    emit("response.output_item.added", output_index=0, item={**item, "content": []})
+    part = {"type": "output_text", "text": "", "annotations": []}
+    where = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    emit("response.content_part.added", **where, part=part)
+    for n, text in enumerate(texts):
+        emit("response.output_text.delta", **where, delta=text, logprobs=[])
+        events[-1]["obfuscation"] = pads[n % len(pads)]
+    whole = "".join(texts)
+    emit("response.output_text.done", **where, text=whole, logprobs=[])
+    emit("response.content_part.done", **where, part={**part, "text": whole})
+    done = {**item, "status": "completed", "content": [{**part, "text": whole}]}
+    emit("response.output_item.done", output_index=0, item=done)
+    usage = {"input_tokens": 3, "output_tokens": len(texts), "total_tokens": 3 + len(texts)}
+    final = {**response, "status": "completed", "output": [done], "usage": usage}
+    emit("response.completed", response=final)
+    return b"".join(
+        f"event: {e['type']}\ndata: {json.dumps(e, separators=(',', ':'))}\n\n".encode()
+        for e in events
+    )
+
+
+@pytest.mark.parametrize("size", [1000, 4096, 65536])
+def test_a_counter_and_a_padding_before_and_after_the_piece_are_left_out(
+    size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The Responses API's sequence number (before the piece) and padding (after it).
+    texts = [f"w{n} " if n % 5 else f'"\\ é {n}\n' for n in range(1500)]
+    body = responses_text(texts, PADS)
+    assert taken(body, "openai-responses", size, monkeypatch) >= 1000
+    fast, slow = both(body, "openai-responses", size, monkeypatch)
+    assert_same_outcome(fast, slow)
+    assert fast.response is not None
+    assert fast.response.text() == "".join(texts)
+
+
+def test_a_count_key_the_reader_does_not_name_still_defeats_templates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Only the keys a reader names (`_counted`) may differ: Chat Completions names none.
+    body = sse(
+        chat({"role": "assistant"}),
+        *(chat({"content": f"w{n}"}) | {"created": n} for n in range(600)),
+        chat({}, "stop"),
+        "[DONE]",
+    )
+    assert taken(body, "openai", 4096, monkeypatch) <= 10 * TRIES
+    fast, slow = both(body, "openai", 4096, monkeypatch)
+    assert_same_outcome(fast, slow)
+
+
+def test_places_are_found_only_in_the_values_of_top_level_keys() -> None:
+    # A key of the same name inside another value is not the reader's: its string and
+    # its integers stay in the template's bytes.
+    handler = handler_after(sse(chat({"role": "assistant"})), "openai")
+    obj = chat({"content": "hi"}) | {"x": {"obfuscation": "abc", "n": 5}, "obfuscation": "de"}
+    template = learn(handler, None, obj, frame_bytes(obj))
+    assert template is not None
+    assert template.closing == b'"}'  # after the top-level padding
+    pattern = template._pattern
+    assert pattern is not None
+    assert re.escape(b'"x": {"obfuscation": "abc", "n": 5}') in pattern.pattern
+
+
+def test_a_time_written_in_every_line_is_left_out_of_the_template(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Ollama writes the time of each line: a padding the reader names (`created_at`).
+    texts = [f"w{n} " if n % 5 else f'"\\ é {n}\n' for n in range(1500)]
+
+    def line(n: int, text: str, **more: Any) -> bytes:
+        obj: dict[str, Any] = {"model": "llama3.2"}
+        obj["created_at"] = f"2025-08-20T13:48:{n // 100:02}.{n:06}Z"
+        obj |= {"message": {"role": "assistant", "content": text}, "done": False} | more
+        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+    body = b"".join(line(n, text) for n, text in enumerate(texts))
+    body += line(len(texts), "", done=True, done_reason="stop", eval_count=1500)
+    assert taken(body, "ollama", 4096, monkeypatch) >= 1000
+    fast, slow = both(body, "ollama", 4096, monkeypatch)
+    assert_same_outcome(fast, slow)
+    assert fast.response is not None
+    assert fast.response.text() == "".join(texts)

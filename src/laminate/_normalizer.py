@@ -292,8 +292,9 @@ class StreamNormalizer:
             or len(data) < 4 * _SAMPLE_BYTES
         ):
             return data
-        end = data.find(b"\n\n", _SAMPLE_BYTES) + 2
-        if end < 2:
+        blank = _line_end(data) * 2
+        end = data.find(blank, _SAMPLE_BYTES) + len(blank)
+        if end < len(blank):
             return data
         self._on_frames(decoder.feed_batched(data[:end]))
         return data[end:]
@@ -305,12 +306,14 @@ class StreamNormalizer:
         The event the last bytes left open is first completed by the decoder (up to the
         first blank line). Then, between events, the template's frames written the
         plainest way (:meth:`~._framing.sse.SSEDecoder.frame_bytes`: the template's bytes
-        with the event's around them) are taken in a row by :meth:`Template.take`."""
+        with the event's around them, its lines ending as the bytes' first line does) are
+        taken in a row by :meth:`Template.take`."""
         if len(data) > self._max_frame_size:
             return data  # a frame may be over the cap: the decoder says so
+        line_end = _line_end(data)
         if not decoder.resting:
-            end = data.find(b"\n\n") + 2
-            if end < 2:
+            end = data.find(line_end * 2) + 2 * len(line_end)
+            if end < 2 * len(line_end):
                 return data
             self._on_frames(decoder.feed_batched(data[:end]))
             data = data[end:]
@@ -320,8 +323,10 @@ class StreamNormalizer:
         if template is None or self._assembler.done:
             return data
         shape = self._shape
-        if shape is None or shape[0] is not template:
-            head, tail = decoder.frame_bytes(template.name, template.opening, template.closing)
+        if shape is None or shape[0] is not template or not shape[2].endswith(line_end * 2):
+            head, tail = decoder.frame_bytes(
+                template.name, template.opening, template.closing, line_end
+            )
             shape = self._shape = (template, head, tail)
         _, head, tail = shape
         if not data.startswith(head):
@@ -744,15 +749,9 @@ class StreamNormalizer:
         self._read_batch = jsonlib.batch_loads()
         self._recheck = marker.encode() if marker and jsonlib.BACKEND == "orjson" else None
         self._whole = marker.encode() if marker else None
-        handler = self._handler
-        # Templates for readers of plain deltas that carry nothing else, in streams whose
-        # tool arguments are not objects (whose frames may need reading again exactly).
-        if (
-            isinstance(handler, PlainReader)
-            and type(handler)._took is PlainReader._took
-            and not marker
-            and not self._keep_raw
-        ):
+        # Templates for readers of plain deltas (their frames are read from their bytes,
+        # so not where every frame is kept as it was parsed).
+        if isinstance(self._handler, PlainReader) and not self._keep_raw:
             self._learning = TRIES
 
     def _raw_frames(self) -> list[Any]:
@@ -768,6 +767,12 @@ def merging(normalizer: StreamNormalizer) -> StreamNormalizer:
     and answer, for a writer that needs no more than that (the proxy's)."""
     normalizer._assembler.merge = True
     return normalizer
+
+
+def _line_end(data: bytes) -> bytes:
+    """How the first line of ``data`` ends: CRLF, or LF (also where no line ends)."""
+    at = data.find(b"\n")
+    return b"\r\n" if at > 0 and data[at - 1] == 13 else b"\n"  # 13: CR
 
 
 def _is_ping(frame: Frame, obj: Any) -> bool:

@@ -75,6 +75,11 @@ class PlainReader:
     """Top-level keys of a frame whose string values ``_plain`` never reads (a padding
     that differs in every frame): a template may leave them out (see ``templates``)."""
 
+    _counted: ClassVar[tuple[str, ...]] = ()
+    """Top-level keys of a frame whose integers (the value's, or those within it)
+    ``_plain`` never reads but to give them to ``_took`` (a count that differs in every
+    frame): a template may leave them out (see ``templates``)."""
+
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A class that defines ``_plain`` takes its ``on_frame`` and ``run`` from the
         ``_made`` module beside its own: any other is a :class:`TypeError`, since it would

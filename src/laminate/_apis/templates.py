@@ -22,36 +22,42 @@ frame the template does not match) and learns a new one from the next plain delt
 reads the usual way. Before each batch the handler's ``_plain`` reads the learned frame
 again, so that its state (the block is still open, no reasoning tag is being read) is
 asked as it is now; the pieces then go to :func:`~.plain.hand_over`, which asks the
-handler's ``_ready`` and the assembler as any run does. Readers whose plain deltas also
-carry something else (``_took``) are not read this way.
+handler's ``_ready`` and the assembler as any run does.
 
-A reader may name top-level keys whose string values ``_plain`` never reads
+A reader may name top-level keys that ``_plain`` never reads: a padding's
 (``PlainReader._padding``: OpenAI's ``obfuscation``, random characters of a random length in
-every chunk). A template learned from a frame with such a key after its piece has a
-second place cut out, that string's contents, which may differ from frame to frame; it is
-proven the same way, the frame written with another piece and another padding parsing to
-the same value but for those two strings, and ``_plain`` reading it as the same block's
-piece. A padding must be plain ASCII (no quote, backslash or control character) to match.
+every chunk) and a count's (``PlainReader._counted``: the Responses API's
+``sequence_number``, Gemini's usage so far). A template learned from a frame with such a
+key has more *places* cut out besides its piece, before or after it: that padding's
+contents, and each integer in that count's value, which may differ from frame to frame.
+It is proven the same way, the frame written with another value in every place parsing to
+the same value but for those leaves, and ``_plain`` reading it as the same block's piece.
+A padding must be plain ASCII (no quote, backslash or control character), and a count a
+non-negative integer, to match. Where ``_plain`` gives each frame something to keep
+(Gemini's usage so far, which the next replaces), the last frame taken is parsed and its
+own given to ``_took``: the frames before it differ from it only in counts that it
+replaces.
 
 Frames are matched all at once: the batch's payloads are joined with NUL bytes (which no
 template and no literal it matches holds) and split at the template's bytes between two
 pieces, in C; each piece is then checked to be one string's contents (no quote, no
 control character; JSON's escapes only), and those with escapes are read as one JSON
-array. A literal that is not valid (a bad escape, invalid UTF-8) leaves the batch to the
-usual reader, which says what is wrong.
+array; with more places, each frame's are checked and its piece cut out by one pattern
+matched over the batch. A literal that is not valid (a bad escape, invalid UTF-8) leaves
+the batch to the usual reader, which says what is wrong.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Hashable, Sequence
-from itertools import repeat
 from operator import itemgetter
 from typing import Any, Final, cast
 
 from .._core import jsonlib
-from .plain import PlainReader, hand_over
+from .plain import Plain, PlainReader, hand_over
 
 __all__ = ["Template", "learn"]
 
@@ -66,6 +72,25 @@ _CONTENTS: Final = re.compile(rb'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-
 # What a padding may not hold: its quote, a backslash, control characters.
 _NOT_IN_PADDING: Final = _NOT_IN_PLAIN + b"\\"
 
+# What a template's places are (the piece; a padding's contents; an integer of a count;
+# the integer that says whose piece it is), and what each may hold, as a pattern: the
+# piece one string's contents, a padding plain ASCII, a count or key a non-negative
+# integer written as JSON writes it; the piece and the key captured.
+PIECE: Final = 0
+PADDING: Final = 1
+COUNT: Final = 2
+KEY: Final = 3
+_PLACE: Final = {
+    PIECE: rb'((?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*+)',
+    PADDING: rb"[\x20\x21\x23-\x5b\x5d-\x7e]*+",
+    COUNT: rb"(?:0|[1-9][0-9]*+)",
+    KEY: rb"(0|[1-9][0-9]*+)",
+}
+
+# A JSON text's tokens: strings, punctuation, and anything else (numbers, literals);
+# the blanks between them are not matched.
+_TOKEN: Final = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[{}\[\]:,]|[^\s"{}\[\]:,]++', re.S)
+
 # How many bytes of a long separator ``_split`` searches for (the rest is checked after
 # each find): bytes.split looks at its whole separator again after each find, at a cost
 # that grows with its length (a template's are about a hundred bytes).
@@ -78,12 +103,18 @@ an id or a padding that changes every frame)."""
 
 
 class Template:
-    """A plain delta's bytes around its piece (see the module)."""
+    """A plain delta's bytes around its places (see the module)."""
 
     __slots__ = (
         "_between",
+        "_changes",
         "_head",
-        "_middle",
+        "_keeps",
+        "_known",
+        "_pattern",
+        "_places",
+        "_segments",
+        "_written",
         "closing",
         "key",
         "kind",
@@ -102,9 +133,11 @@ class Template:
         key: Hashable,
         kind: bool,
         *,
-        prefix: bytes,
-        suffix: bytes,
-        padding: tuple[bytes, bytes] | None = None,
+        segments: Sequence[bytes],
+        places: Sequence[int],
+        written: Sequence[bytes] = (),
+        changes: Sequence[tuple[Any, Any]] = (),
+        probe: Any = None,
     ) -> None:
         self.reader = reader
         self.name = name
@@ -113,27 +146,48 @@ class Template:
         self.kind = kind
         self.taken = 0
         """How many frames the template took so far."""
-        self.opening = prefix + b'"'
-        """A frame's bytes up to its piece."""
-        # With a padding (``suffix`` is ``before``, the padding's contents and ``after``):
-        # the bytes from the piece to the padding, and the frame's from the padding on.
-        self._middle = None if padding is None else b'"' + padding[0]
-        self.closing = b'"' + suffix if padding is None else padding[1]
-        """A frame's bytes after its last part that differs (its piece or its padding)."""
-        self._head = b"\x00" + self.opening  # a frame's start, up to its piece
+        self.opening = segments[0]
+        """A frame's bytes up to its first place."""
+        self.closing = segments[-1]
+        """A frame's bytes after its last place."""
+        # The bytes from the first place to the last (each frame's *part*) are the piece
+        # alone, or matched by one pattern that also captures the piece.
+        self._pattern = None
+        if len(places) > 1:
+            pattern = b"".join(
+                _PLACE[place] + re.escape(cut)
+                for place, cut in zip(places, [*segments[1:-1], b""], strict=True)
+            )
+            self._pattern = re.compile(pattern + b"\x00")
+        self._head = b"\x00" + self.opening  # a frame's start, up to its first place
         self._between = self.closing + b"\x00" + self.opening  # between two frames' parts
+        # Whether the reader keeps what plain deltas also carry (``_took``).
+        self._keeps = type(reader)._took is not PlainReader._took
+        # With a key place, what proves another key's frames (see ``_keys``): the frame
+        # cut at its places, and the values the learned frame was proven with in each
+        # place (``written``; the key its own) and the leaves that then differ.
+        self._segments, self._places = tuple(segments), tuple(places)
+        self._written, self._changes = tuple(written), list(changes)
+        # Each key place's value proven so far: the frame proven with it, and its key.
+        self._known: dict[bytes, tuple[Any, Hashable]] = {}
+        if KEY in places:
+            self._known[written[places.index(KEY)]] = (probe, key)
 
     def after(self, name: str | None, obj: Any) -> Template | None:
         """The template, if it still holds once the handler has read frame ``obj``
-        alone: when that frame is a plain delta of the template's block and kind (which
-        changes nothing but the block's content); else ``None``."""
+        alone: when that frame is a plain delta of the template's block and kind (with a
+        key place, of any block: each is asked again before a batch), which changes
+        nothing but the block's content; else ``None``."""
+        if self._known:
+            hit = self.reader._plain(name, obj)
+            return self if hit is not None and len(hit) >= 3 and hit[2] is self.kind else None
         return self if self._ours(name, obj) else None
 
     def _ours(self, name: str | None, obj: Any) -> bool:
         """Whether the handler reads frame ``obj`` now as a plain delta of the template's
         block and kind."""
         hit = self.reader._plain(name, obj)
-        return hit is not None and len(hit) == 3 and hit[0] == self.key and hit[2] is self.kind
+        return hit is not None and len(hit) >= 3 and hit[0] == self.key and hit[2] is self.kind
 
     def run(
         self, names: Sequence[str | None] | None, payloads: Sequence[bytes | bytearray]
@@ -149,8 +203,8 @@ class Template:
                 count = next(at for at, name in enumerate(names) if name != self.name)
         elif self.name is not None:
             return 0, False
-        pieces = self._pieces(payloads if count == len(payloads) else payloads[:count])
-        if pieces is None:
+        values = self._pieces(payloads if count == len(payloads) else payloads[:count])
+        if values is None:
             # Some frame is not the template's: the ones before it, each looked at alone.
             head, tail = self.opening, self.closing
             limit, count = count, 0
@@ -158,24 +212,27 @@ class Template:
                 if not (payload.startswith(head) and payload.endswith(tail)):
                     break
                 count += 1
-            pieces = self._pieces(payloads[:count]) if count else None
-            if pieces is None:
+            values = self._pieces(payloads[:count]) if count else None
+            if values is None:
                 return 0, False
-        taken = hand_over(self.reader, 0, pieces, [self.key] * count, [(0, self.kind)])
+        taken = hand_over(self.reader, 0, *values, [(0, self.kind)])
         self.taken += taken
+        if taken and self._keeps:
+            self._kept(payloads[taken - 1])
         return taken, taken == len(payloads)
 
     def take(self, data: bytes, head: bytes, tail: bytes) -> int:
         """The frames at the start of ``data`` (a stream's bytes, starting with ``head``)
-        that are each ``head``, a piece (with a padding: a piece, the bytes between and a
-        padding) and ``tail`` (what the framing reads as one frame of the template's
-        payload: ``head`` ends with :attr:`opening`, ``tail`` starts with
-        :attr:`closing`), handed over: how many bytes they span (``0``: none was taken).
+        that are each ``head``, a part (the frame's places and the bytes between them) and
+        ``tail`` (what the framing reads as one frame of the template's payload: ``head``
+        ends with :attr:`opening`, ``tail`` starts with :attr:`closing`), handed over: how
+        many bytes they span (``0``: none was taken).
 
-        The bytes split at ``tail + head`` are the pieces, and the last one's frame ends
-        where ``tail`` is next found. A piece holds no line end (no string's contents
-        does), so no frame is cut anywhere but at its own ends; a piece that is not one
-        string's contents (another frame between, a frame cut short) ends the run."""
+        The bytes split at ``tail + head`` are the parts, and the last one's frame ends
+        where ``tail`` is next found. A part holds no line end (no place does, and the
+        bytes between are a frame's), so no frame is cut anywhere but at its own ends; a
+        part that is not the template's (another frame between, a frame cut short) ends
+        the run."""
         if not self._ours(self.name, self.obj):
             return 0
         found = _split(data, tail + head)
@@ -186,28 +243,32 @@ class Template:
             found.pop()  # the last frame is not whole yet: the usual reader holds it
         else:
             found[-1] = last[:end]
-        pieces = self._values(found) if found else None
-        if pieces is None:
+        values = self._values(found) if found else None
+        if values is None:
             count = 0
-            for piece in found:  # each looked at alone: a run up to the first that is not
-                if self._values([piece]) is None:
+            for part in found:  # each looked at alone: a run up to the first that is not
+                if self._values([part]) is None:
                     break
                 count += 1
             del found[count:]
-            pieces = self._values(found) if found else None
-            if pieces is None:
+            values = self._values(found) if found else None
+            if values is None:
                 return 0
         count = len(found)
-        taken = hand_over(self.reader, 0, pieces, [self.key] * count, [(0, self.kind)])
+        taken = hand_over(self.reader, 0, *values, [(0, self.kind)])
         self.taken += taken
         if taken < count:
             del found[taken:]
+        if taken and self._keeps:
+            self._kept(self.opening + found[-1] + self.closing)
         return taken * (len(head) + len(tail)) + sum(map(len, found))
 
-    def _pieces(self, payloads: Sequence[bytes | bytearray]) -> list[str] | None:
-        """Every payload's piece, if every one is the template's; else ``None``. The
+    def _pieces(
+        self, payloads: Sequence[bytes | bytearray]
+    ) -> tuple[list[str], list[Hashable]] | None:
+        """Every payload's piece and key, if every one is the template's; else ``None``. The
         payloads joined with NUL bytes (which no template holds) are the frames' starts
-        and pieces, and the pieces are what lies between the template's bytes."""
+        and parts, and the parts are what lies between the template's bytes."""
         head = self._head
         joined = b"\x00" + b"\x00".join(payloads)
         if not joined.startswith(head) or not joined.endswith(self.closing):
@@ -217,21 +278,74 @@ class Template:
             return None
         return self._values(found)
 
-    def _values(self, found: list[bytes]) -> list[str] | None:
-        """The pieces of frames' parts that differ (each a piece, or a piece, the bytes
-        between and a padding), or ``None`` if any is not the template's."""
-        middle = self._middle
-        if middle is None:
-            return _decoded(found)
-        # Each part cut at the first bytes between (a piece holds no quote: if one seems
-        # to, it is not one string's contents, and _decoded says so).
-        parts = list(map(bytes.partition, found, repeat(middle)))
-        if not all(map(itemgetter(1), parts)):
+    def _values(self, found: list[bytes]) -> tuple[list[str], list[Hashable]] | None:
+        """The pieces and keys of frames' parts (each the piece alone, or the frame's
+        places and the bytes between them), or ``None`` if any is not the template's."""
+        pattern = self._pattern
+        if pattern is None:
+            pieces = _decoded(found)
+            return None if pieces is None else (pieces, [self.key] * len(pieces))
+        # One match per part, each right after the last: the splits between are empty.
+        cut = pattern.split(b"\x00".join(found) + b"\x00")
+        step = pattern.groups + 1
+        if len(cut) != step * len(found) + 1 or any(cut[::step]):
             return None
-        padding = b"".join(map(itemgetter(2), parts))
-        if not padding.isascii() or len(padding.translate(None, _NOT_IN_PADDING)) != len(padding):
+        if step == 2:
+            pieces = _decoded(cut[1::2])
+            return None if pieces is None else (pieces, [self.key] * len(pieces))
+        # The piece and the key, in the order they come.
+        first, second = (1, 2) if self._places.index(PIECE) < self._places.index(KEY) else (2, 1)
+        pieces = _decoded(cut[first::step])
+        keys = None if pieces is None else self._keys(cut[second::step])
+        return None if pieces is None or keys is None else (pieces, keys)
+
+    def _keys(self, values: list[bytes]) -> list[Hashable] | None:
+        """The keys of frames whose key place holds ``values``, or ``None`` if one is not
+        proven to be a plain delta of the template's kind. A value is proven once, as the
+        template was: the frame written with it (and with another value in every other
+        place) is read by ``_plain`` as a piece of the same kind, and parses to the
+        learned frame but for those places' leaves. Before each batch, ``_plain`` reads
+        that frame again, so that the handler's state is asked as it is now."""
+        keys = {}
+        for value in set(values):
+            known = self._known.get(value)
+            if known is None:
+                known = self._prove(value)
+                if known is None:
+                    return None
+            probe, key = known
+            hit = self.reader._plain(self.name, probe)
+            if hit is None or len(hit) < 3 or hit[0] != key or hit[2] is not self.kind:
+                return None
+            keys[value] = key
+        return list(map(keys.__getitem__, values))
+
+    def _prove(self, value: bytes) -> tuple[Any, Hashable] | None:
+        """The frame written with key ``value``, and its key, once proven (see ``_keys``)."""
+        at = self._places.index(KEY)
+        learned = self._written[at]
+        written = list(self._written)
+        written[at] = value
+        segments = self._segments
+        try:
+            probe = json.loads(segments[0] + b"".join(map(bytes.__add__, written, segments[1:])))
+        except ValueError:
             return None
-        return _decoded(list(map(itemgetter(0), parts)))
+        hit = self.reader._plain(self.name, probe)
+        other = written[self._places.index(PIECE)].decode()
+        if hit is None or len(hit) < 3 or hit[1] != other or hit[2] is not self.kind:
+            return None
+        if not _differs_in(self.obj, probe, [*self._changes, (int(learned), int(value))]):
+            return None
+        known = self._known[value] = (probe, hit[0])
+        return known
+
+    def _kept(self, payload: bytes | bytearray) -> None:
+        """What the last frame taken, ``payload``, also carries, given to the reader's
+        ``_took``: the frames before it differ from it only in counts that it replaces."""
+        hit = self.reader._plain(self.name, jsonlib.loads(bytes(payload)))
+        if hit is not None and len(hit) == 4:
+            self.reader._took([hit[3]])
 
 
 def _split(data: bytes, separator: bytes) -> list[bytes]:
@@ -299,9 +413,9 @@ def learn(
     """The template of a frame that ``handler`` read as a plain delta (``obj``, parsed
     from ``payload``), or ``None`` where one cannot be proven (see the module)."""
     hit = handler._plain(name, obj)
-    if hit is None or len(hit) != 3:
+    if hit is None or len(hit) < 3:
         return None
-    key, piece, kind = hit
+    key, piece, kind = hit[:3]
     data = bytes(payload)
     spans = []
     for literal in {
@@ -310,70 +424,147 @@ def learn(
     }:
         at = data.find(literal)
         while at >= 0:
-            spans.append((at, at + len(literal)))
+            spans.append((at + 1, at + len(literal) - 1, PIECE))  # the literal's contents
             at = data.find(literal, at + 1)
     if len(spans) != 1 or b"\x00" in data:
         return None
-    start, end = spans[0]
-    prefix, suffix = data[:start], data[end:]
-    other = "0" if piece != "0" else "1"
-    padding = _padding(handler, obj, suffix)
-    written = suffix
-    if padding is not None:
-        pad_name, pad, (before, after) = padding
-        other_pad = "0" if pad != "0" else "1"
-        written = before + other_pad.encode() + after
+    places = sorted([*spans, *_places(handler, data)])
+    keyed = _key_place(handler, name, data, places, hit)
+    if keyed is not None:
+        places = sorted([*places, keyed])
+    segments, at = [], 0
+    for start, end, _ in places:
+        if start < at:  # a piece inside a padding
+            return None
+        segments.append(data[at:start])
+        at = end
+    segments.append(data[at:])
+    # The frame written with another value in every place: "0", or "1" where it is "0"
+    # (a string's contents, a padding's or an integer alike); the key's is its own.
+    other = "1" if piece == "0" else "0"
+    values = [data[start:end] for start, end, _ in places]
+    others = [
+        other.encode()
+        if place == PIECE
+        else value
+        if place == KEY
+        else b"1"
+        if value == b"0"
+        else b"0"
+        for (_, _, place), value in zip(places, values, strict=True)
+    ]
+    written = segments[0] + b"".join(map(bytes.__add__, others, segments[1:]))
     try:
-        probe = json.loads(prefix + b'"' + other.encode() + b'"' + written)
+        probe = json.loads(written)
     except ValueError:
         return None
-    again = handler._plain(name, probe)  # with the other piece (and the other padding)
-    if padding is not None:
-        # The padding put back, for the comparison of everything else.
-        if probe.__class__ is not dict or probe.get(pad_name) != other_pad:
-            return None
-        probe[pad_name] = pad
-    if not _one_leaf_differs(obj, probe, piece, other):
-        return None
-    if again is None or len(again) != 3 or again[0] != key or again[1] != other:
+    again = handler._plain(name, probe)
+    if again is None or len(again) != len(hit) or again[0] != key or again[1] != other:
         return None
     if again[2] is not kind:
         return None
-    cuts = None if padding is None else padding[2]
-    return Template(handler, name, obj, key, kind, prefix=prefix, suffix=suffix, padding=cuts)
-
-
-def _padding(
-    handler: PlainReader, obj: Any, suffix: bytes
-) -> tuple[str, str, tuple[bytes, bytes]] | None:
-    """A padding after the piece: the name of one of the reader's padding keys at the top
-    of ``obj``, its string value, and ``suffix`` cut around the value's contents (the
-    bytes up to its opening quote, and from its closing quote on); ``None`` where there is
-    none, or it is not written plainly (once, with no space or one after its colon, its
-    contents the value's as they are)."""
-    if not handler._padding or obj.__class__ is not dict:
+    changes = [
+        (piece, other)
+        if place == PIECE
+        else (value.decode(), new.decode())
+        if place == PADDING
+        else (int(value), int(new))
+        for (_, _, place), value, new in zip(places, values, others, strict=True)
+        if place != KEY
+    ]
+    if not _differs_in(obj, probe, changes):
         return None
-    for name in handler._padding:
-        value = obj.get(name)
-        if value.__class__ is not str or not value.isascii():
+    kinds = [place for _, _, place in places]
+    return Template(
+        handler,
+        name,
+        obj,
+        key,
+        kind,
+        segments=segments,
+        places=kinds,
+        written=others,
+        changes=changes,
+        probe=probe,
+    )
+
+
+def _key_place(
+    handler: PlainReader,
+    name: str | None,
+    data: bytes,
+    places: list[tuple[int, int, int]],
+    hit: Plain,
+) -> tuple[int, int, int] | None:
+    """The place of the integer that says whose piece a frame holds (an OpenAI call's
+    index, where calls' arguments come turn about), if there is one: the first integer
+    of ``data`` not in a place such that the frame written with another one there
+    (``0``, or ``1`` where it is ``0``) is read by ``_plain`` as the same piece, of the
+    same kind, of another block; as ``(start, end, KEY)``."""
+    key, piece, kind = hit[:3]
+    for token in _TOKEN.finditer(data):
+        text = token[0]
+        start, end = token.span()
+        if not text.isdigit() or any(begin <= start < stop for begin, stop, _ in places):
             continue
-        key = json.dumps(name).encode()
-        literal = key + b':"' if key + b':"' in suffix else key + b': "'
-        at = suffix.find(literal)
-        if at < 0 or suffix.find(literal, at + 1) >= 0:
+        try:
+            obj = json.loads(data[:start] + (b"1" if text == b"0" else b"0") + data[end:])
+        except ValueError:
             continue
-        start = at + len(literal)
-        end = start + len(value)
-        if suffix[start:end] != value.encode() or suffix[end : end + 1] != b'"':
+        again = handler._plain(name, obj)
+        if again is None or len(again) < 3 or again[1] != piece or again[2] is not kind:
             continue
-        return name, value, (suffix[:start], suffix[end:])
+        if again[0] != key:
+            return start, end, KEY
     return None
 
 
-def _one_leaf_differs(obj: Any, probe: Any, piece: str, other: str) -> bool:
-    """Whether ``probe`` is ``obj`` with one string, ``piece``, made ``other``: the same
-    keys, lists and values everywhere else."""
-    differing = 0
+def _places(handler: PlainReader, data: bytes) -> list[tuple[int, int, int]]:
+    """The places of a frame's paddings and counts (the top-level keys the reader names
+    in ``_padding`` and ``_counted``): each padding's contents, where it is plain ASCII
+    written as it is, and each non-negative integer in a count's value; as ``(start, end,
+    PADDING or COUNT)``."""
+    paddings = {json.dumps(name)[1:-1].encode() for name in handler._padding}
+    counted = {json.dumps(name)[1:-1].encode() for name in handler._counted}
+    if not paddings and not counted:
+        return []
+    places = []
+    depth = 0
+    last = b""  # the last string read at the top level: a key, if a colon follows
+    key = None  # the top-level key whose value is being read
+    for token in _TOKEN.finditer(data):
+        text = token[0]
+        first = text[:1]
+        if first in (b"{", b"["):
+            depth += 1
+        elif first in (b"}", b"]"):
+            depth -= 1
+        elif depth != 1 and key is None:
+            continue  # within a value that is neither a padding nor a count
+        elif first == b"," and depth == 1:
+            key = None
+        elif first == b":" and depth == 1:
+            key = last
+        elif first == b'"':
+            contents = text[1:-1]
+            if depth == 1 and key is None:
+                last = contents
+            elif (
+                depth == 1
+                and key in paddings
+                and contents.isascii()
+                and len(contents.translate(None, _NOT_IN_PADDING)) == len(contents)
+            ):
+                places.append((token.start() + 1, token.end() - 1, PADDING))
+        elif key in counted and text.isdigit():
+            places.append((token.start(), token.end(), COUNT))
+    return places
+
+
+def _differs_in(obj: Any, probe: Any, changes: list[tuple[Any, Any]]) -> bool:
+    """Whether ``probe`` is ``obj`` with the leaves ``changes`` holds changed (each
+    ``(before, after)``, in any order): the same keys, lists and values everywhere else."""
+    differing = []
     stack = [(obj, probe)]
     while stack:
         a, b = stack.pop()
@@ -388,7 +579,5 @@ def _one_leaf_differs(obj: Any, probe: Any, piece: str, other: str) -> bool:
                 return False
             stack.extend(zip(a, b, strict=True))
         elif a != b:
-            if a != piece or b != other:
-                return False
-            differing += 1
-    return differing == 1
+            differing.append((a, b))
+    return Counter(differing) == Counter(changes)

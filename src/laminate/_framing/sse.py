@@ -204,13 +204,16 @@ class SSEDecoder(_LineDecoder):
         return self._id
 
     @staticmethod
-    def frame_bytes(name: str | None, head: bytes, tail: bytes) -> tuple[bytes, bytes]:
+    def frame_bytes(
+        name: str | None, head: bytes, tail: bytes, line_end: bytes = b"\n"
+    ) -> tuple[bytes, bytes]:
         """The bytes around the middle of an event named ``name`` whose data is ``head``,
         a middle without a line end, and ``tail``, written the plainest way (an ``event:``
-        line unless ``name`` is ``None``, one ``data: `` line, a blank line, LF line ends):
-        what the normalizer matches whole runs of events against (:meth:`skip`)."""
-        event = b"" if name is None else b"event: " + name.encode() + b"\n"
-        return event + b"data: " + head, tail + b"\n\n"
+        line unless ``name`` is ``None``, one ``data: `` line, a blank line, each line
+        ending with ``line_end``, LF or CRLF): what the normalizer matches whole runs of
+        events against (:meth:`skip`)."""
+        event = b"" if name is None else b"event: " + name.encode() + line_end
+        return event + b"data: " + head, tail + line_end + line_end
 
     @property
     def resting(self) -> bool:

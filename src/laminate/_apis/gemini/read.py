@@ -163,6 +163,9 @@ class GeminiHandler(PlainReader):
 
     __slots__ = ("_args", "_choice", "_key", "_kind", "_meta", "_next", "_signed", "assembler")
 
+    # Every chunk carries the usage so far, whose counts grow from chunk to chunk.
+    _counted = ("usageMetadata",)
+
     def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
         self.assembler = assembler
         self._choice = options.choice if options is not None else 0

@@ -70,6 +70,9 @@ class OllamaHandler(PlainReader):
 
     __slots__ = ("_calls", "_think", "assembler")
 
+    # Every line carries the time it was written.
+    _padding = ("created_at",)
+
     def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
         self.assembler = assembler
         self._think = ThinkSplitter() if options is not None and options.think_tags else None

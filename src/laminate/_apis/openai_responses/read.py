@@ -125,6 +125,11 @@ class _Item:
 class OpenAIResponsesHandler(PlainReader):
     """Stream handler for Responses API events."""
 
+    # OpenAI pads every event with random characters (`stream_options.include_obfuscation`),
+    # and numbers the events.
+    _padding = ("obfuscation",)
+    _counted = ("sequence_number",)
+
     def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
         self.assembler = assembler
         self._items: dict[int, _Item] = {}
