@@ -7,7 +7,6 @@ where a stream changes what a frame means under the same bytes (a call index use
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -108,10 +107,10 @@ def learns(body: bytes, size: int, monkeypatch: pytest.MonkeyPatch) -> int:
     (once it is seen to read as without them)."""
     count = 0
 
-    def counting(*args: Any) -> Template | None:
+    def counting(*args: Any, **options: Any) -> Template | None:
         nonlocal count
         count += 1
-        return learn(*args)
+        return learn(*args, **options)
 
     with monkeypatch.context() as patch:
         patch.setattr(laminate._normalizer, "learn", counting)
@@ -885,9 +884,9 @@ def test_places_are_found_only_in_the_values_of_top_level_keys() -> None:
     template = learn(handler, None, obj, frame_bytes(obj))
     assert template is not None
     assert template.closing == b'"}'  # after the top-level padding
-    pattern = template._pattern
-    assert pattern is not None
-    assert re.escape(b'"x": {"obfuscation": "abc", "n": 5}') in pattern.pattern
+    middle = template._middle  # between the piece and the padding
+    assert middle is not None
+    assert b'"x": {"obfuscation": "abc", "n": 5}' in middle
 
 
 def test_a_time_written_in_every_line_is_left_out_of_the_template(

@@ -600,13 +600,22 @@ class StreamNormalizer:
         payloads: Sequence[bytes | bytearray],
         at: int,
     ) -> None:
-        """The template of a batch's frame ``at``, a plain delta the handler just took."""
-        self._template = learn(
-            cast("PlainReader", self._handler),
-            names[at] if names is not None else None,
-            objs[at],
-            payloads[at],
-        )
+        """The template of a batch's frame ``at``, a plain delta the handler just took;
+        with a key place where the frame before it was a plain delta of the same kind for
+        another block (pieces that come turn about)."""
+        handler = cast("PlainReader", self._handler)
+        name = names[at] if names is not None else None
+        keyed = False
+        if at and objs[at - 1] is not None:
+            hit = handler._plain(name, objs[at])
+            before = handler._plain(names[at - 1] if names is not None else None, objs[at - 1])
+            keyed = (
+                hit is not None
+                and before is not None
+                and before[0] != hit[0]
+                and before[2] is hit[2]
+            )
+        self._template = learn(handler, name, objs[at], payloads[at], keyed=keyed)
         if self._template is None:
             self._learning -= 1
 

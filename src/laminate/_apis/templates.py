@@ -53,6 +53,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from itertools import repeat
 from operator import itemgetter
 from typing import Any, Final, cast
 
@@ -111,6 +112,7 @@ class Template:
         "_head",
         "_keeps",
         "_known",
+        "_middle",
         "_pattern",
         "_places",
         "_segments",
@@ -151,9 +153,11 @@ class Template:
         self.closing = segments[-1]
         """A frame's bytes after its last place."""
         # The bytes from the first place to the last (each frame's *part*) are the piece
-        # alone, or matched by one pattern that also captures the piece.
+        # alone; the piece, the bytes between and a padding (cut at those bytes, in C);
+        # or matched by one pattern that also captures the piece.
+        self._middle = segments[1] if tuple(places) == (PIECE, PADDING) else None
         self._pattern = None
-        if len(places) > 1:
+        if len(places) > 1 and self._middle is None:
             pattern = b"".join(
                 _PLACE[place] + re.escape(cut)
                 for place, cut in zip(places, [*segments[1:-1], b""], strict=True)
@@ -283,7 +287,8 @@ class Template:
         places and the bytes between them), or ``None`` if any is not the template's."""
         pattern = self._pattern
         if pattern is None:
-            pieces = _decoded(found)
+            cut = found if self._middle is None else self._padded(found, self._middle)
+            pieces = None if cut is None else _decoded(cut)
             return None if pieces is None else (pieces, [self.key] * len(pieces))
         # One match per part, each right after the last: the splits between are empty.
         cut = pattern.split(b"\x00".join(found) + b"\x00")
@@ -298,6 +303,20 @@ class Template:
         pieces = _decoded(cut[first::step])
         keys = None if pieces is None else self._keys(cut[second::step])
         return None if pieces is None or keys is None else (pieces, keys)
+
+    @staticmethod
+    def _padded(found: list[bytes], middle: bytes) -> list[bytes] | None:
+        """The pieces of parts that are each a piece, ``middle`` (the bytes between) and
+        a padding, cut at the first ``middle`` (a piece holds no quote: where one seems
+        to, it is not one string's contents, and ``_decoded`` says so); ``None`` where
+        one is not such a part."""
+        parts = list(map(bytes.partition, found, repeat(middle)))
+        if not all(map(itemgetter(1), parts)):
+            return None
+        padding = b"".join(map(itemgetter(2), parts))
+        if not padding.isascii() or len(padding.translate(None, _NOT_IN_PADDING)) != len(padding):
+            return None
+        return list(map(itemgetter(0), parts))
 
     def _keys(self, values: list[bytes]) -> list[Hashable] | None:
         """The keys of frames whose key place holds ``values``, or ``None`` if one is not
@@ -408,10 +427,16 @@ def _strings(found: list[bytes]) -> list[str]:
 
 
 def learn(
-    handler: PlainReader, name: str | None, obj: Any, payload: bytes | bytearray
+    handler: PlainReader,
+    name: str | None,
+    obj: Any,
+    payload: bytes | bytearray,
+    *,
+    keyed: bool = False,
 ) -> Template | None:
     """The template of a frame that ``handler`` read as a plain delta (``obj``, parsed
-    from ``payload``), or ``None`` where one cannot be proven (see the module)."""
+    from ``payload``), or ``None`` where one cannot be proven (see the module); with a
+    key place where there is one and ``keyed`` (blocks' pieces come turn about)."""
     hit = handler._plain(name, obj)
     if hit is None or len(hit) < 3:
         return None
@@ -429,9 +454,9 @@ def learn(
     if len(spans) != 1 or b"\x00" in data:
         return None
     places = sorted([*spans, *_places(handler, data)])
-    keyed = _key_place(handler, name, data, places, hit)
-    if keyed is not None:
-        places = sorted([*places, keyed])
+    key_place = _key_place(handler, name, data, places, hit) if keyed else None
+    if key_place is not None:
+        places = sorted([*places, key_place])
     segments, at = [], 0
     for start, end, _ in places:
         if start < at:  # a piece inside a padding

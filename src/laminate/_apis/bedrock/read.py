@@ -114,6 +114,9 @@ class BedrockHandler(PlainReader):
 
     __slots__ = ("_cited", "_described", "_inner", "_unknown", "assembler")
 
+    # AWS pads every event's payload with characters of a varying length.
+    _padding = ("p",)
+
     def __init__(self, assembler: Assembler, options: HandlerOptions | None = None) -> None:
         self.assembler = assembler
         self._inner: Handler | None = None  # the reader of the chunks, once one came
