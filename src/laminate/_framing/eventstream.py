@@ -164,7 +164,7 @@ class EventStreamDecoder:
         self._last: tuple[bytes, _Section] = (b"", (None, _NO_HEADERS))
         # The runs' message beginnings by length (see _run), for one header section.
         self._begun_headers = b""
-        self._begun: dict[int, tuple[int, int]] = {}
+        self._begun: dict[int, tuple[bytes, int]] = {}
 
     @property
     def bytes_seen(self) -> int:
@@ -349,8 +349,10 @@ class EventStreamDecoder:
         a payload that is not UTF-8 is the batch reader's to find (see :class:`Batch`).
 
         Messages of one length with the same headers begin with the same bytes (prelude
-        and headers): that beginning's CRC is taken once per length, and each message's
-        CRC is carried on over its payload alone (CRC-32 continues over joined bytes)."""
+        and headers): that beginning is checked once per length (its prelude CRC, its
+        headers) and kept with its CRC, so that each later message of that length is
+        checked by one comparison of its beginning and its CRC carried on over its
+        payload alone (CRC-32 continues over joined bytes)."""
         buf = self._buf
         end = min(len(buf), run.start + _BATCH_BYTES)  # a batch's messages: their bytes too
         limit = self._max
@@ -368,22 +370,27 @@ class EventStreamDecoder:
         if self._begun_headers != headers or len(self._begun) > _BEGINNINGS:
             self._begun_headers = headers
             self._begun = {}
-        begun = self._begun  # total length -> (prelude CRC, CRC of prelude and headers)
+        begun = self._begun  # total length -> (its beginning's bytes, their CRC)
         for _ in range(_BATCH_MAX - count):
             if pos > last:
                 break
-            need, size, sent = unpack(buf, pos)
+            need = crc_of(buf, pos)[0]  # the total length: the prelude's first field
             crc_at = pos + need - 4
-            if size != header_size or not smallest <= need <= limit or crc_at >= end - 3:
-                break
-            if buf[pos + 12 : pos + after] != headers:  # a copy, yet quicker than startswith
-                break
             known = begun.get(need)
             if known is None:
+                # A new length: its prelude and headers checked, and kept if right.
+                need, size, sent = unpack(buf, pos)
+                if size != header_size or not smallest <= need <= limit:
+                    break
+                if buf[pos + 12 : pos + after] != headers:  # a copy, yet quicker than startswith
+                    break
                 if checksum(view[pos : pos + 8]) != sent:
                     break
-                known = begun[need] = sent, checksum(view[pos : pos + after])
-            elif known[0] != sent:
+                beginning = bytes(view[pos : pos + after])
+                known = begun[need] = beginning, checksum(beginning)
+            elif buf[pos : pos + after] != known[0]:
+                break
+            if crc_at >= end - 3:
                 break
             payload = buf[pos + after : crc_at]
             if checksum(payload, known[1]) != crc_of(buf, crc_at)[0]:
