@@ -908,3 +908,26 @@ def test_a_time_written_in_every_line_is_left_out_of_the_template(
     assert_same_outcome(fast, slow)
     assert fast.response is not None
     assert fast.response.text() == "".join(texts)
+
+
+CONTENTS = st.lists(
+    st.sampled_from([b"\\", b'"', b"a", b"u", b"0", b"n", b"/", b"\x00", b"\x1f", b"\xc3\xa9"]),
+    max_size=12,
+).map(b"".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(found=st.lists(CONTENTS, min_size=1, max_size=4))
+def test_a_piece_is_read_only_where_it_is_one_string_s_contents(found: list[bytes]) -> None:
+    # What the template cut out between a literal's quotes is its value only where the
+    # literal written with those contents is one JSON string; any other is refused.
+    expected: list[str] | None = []
+    for contents in found:
+        try:
+            value = json.loads(b'"' + contents + b'"')
+        except ValueError:
+            expected = None
+            break
+        assert expected is not None
+        expected.append(value)
+    assert template_module._decoded(list(found)) == expected

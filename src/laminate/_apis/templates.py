@@ -64,11 +64,6 @@ __all__ = ["Template", "learn"]
 
 # What a literal without an escape may not hold: its quote, and control characters.
 _NOT_IN_PLAIN: Final = b'"' + bytes(range(0x20))
-# A string literal's contents (any of them, NUL-separated): characters a literal holds as
-# they are, and JSON's escapes. Each branch starts with its own byte, so the quantifiers
-# are possessive: a run that fails to match is never tried again in shorter pieces (which
-# takes time exponential in its length).
-_CONTENTS: Final = re.compile(rb'(?:[^"\\\x00-\x1f]++|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4}|\x00)*+')
 
 # What a padding may not hold: its quote, a backslash, control characters.
 _NOT_IN_PADDING: Final = _NOT_IN_PLAIN + b"\\"
@@ -413,8 +408,15 @@ def _decoded(found: list[bytes]) -> list[str] | None:
 def _strings(found: list[bytes]) -> list[str]:
     """The values of JSON string literals' contents, some with escapes: each checked to
     be one string's contents, then all read at once as one array by the JSON reader (the
-    standard library's where the fast one refuses a lone surrogate, as for any frame)."""
-    if _CONTENTS.fullmatch(b"\x00".join(found)) is None:
+    standard library's where the fast one refuses a lone surrogate, as for any frame).
+
+    One string's contents, as far as the reader of the array does not check it itself
+    (each escape's letter and digits, control characters): no quote that a backslash
+    does not escape, and no backslash that would escape the quote after the contents.
+    With each run of backslashes' pairs taken out from its start (JSON reads them so),
+    then each escaped quote, no quote is left, and no backslash at a piece's end."""
+    bare = b"\x00".join(found).replace(b"\\\\", b"").replace(b'\\"', b"")
+    if b'"' in bare or b"\\\x00" in bare or bare.endswith(b"\\"):
         raise ValueError("not a string's contents")
     text = b'["' + b'","'.join(found) + b'"]'
     try:
