@@ -292,8 +292,9 @@ class StreamNormalizer:
             or len(data) < 4 * _SAMPLE_BYTES
         ):
             return data
-        blank = _line_end(data) * 2
-        end = data.find(blank, _SAMPLE_BYTES) + len(blank)
+        at, line_end = _line_end(data, _SAMPLE_BYTES)
+        blank = line_end * 2
+        end = data.find(blank, at - 1) + len(blank) if at >= 0 else -1
         if end < len(blank):
             return data
         self._on_frames(decoder.feed_batched(data[:end]))
@@ -310,9 +311,11 @@ class StreamNormalizer:
         taken in a row by :meth:`Template.take`."""
         if len(data) > self._max_frame_size:
             return data  # a frame may be over the cap: the decoder says so
-        line_end = _line_end(data)
+        at, line_end = _line_end(data)
+        if at < 0:
+            return data  # no line ends here: no event does (a long frame's middle)
         if not decoder.resting:
-            end = data.find(line_end * 2) + 2 * len(line_end)
+            end = data.find(line_end * 2, max(at - 1, 0)) + 2 * len(line_end)
             if end < 2 * len(line_end):
                 return data
             self._on_frames(decoder.feed_batched(data[:end]))
@@ -778,10 +781,11 @@ def merging(normalizer: StreamNormalizer) -> StreamNormalizer:
     return normalizer
 
 
-def _line_end(data: bytes) -> bytes:
-    """How the first line of ``data`` ends: CRLF, or LF (also where no line ends)."""
-    at = data.find(b"\n")
-    return b"\r\n" if at > 0 and data[at - 1] == 13 else b"\n"  # 13: CR
+def _line_end(data: bytes, start: int = 0) -> tuple[int, bytes]:
+    """Where the first LF of ``data`` from ``start`` is (``-1``: none), and how that line
+    ends: CRLF, or LF (also where no line ends)."""
+    at = data.find(b"\n", start)
+    return at, b"\r\n" if at > 0 and data[at - 1] == 13 else b"\n"  # 13: CR
 
 
 def _is_ping(frame: Frame, obj: Any) -> bool:
