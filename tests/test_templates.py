@@ -587,19 +587,6 @@ def padded(
 PADS = [f"{'aZ0' * 9}"[: n % 16] for n in range(40)]  # 0 to 15 characters, as OpenAI's
 
 
-@pytest.mark.parametrize("size", [1000, 4096, 65536])
-def test_a_padding_that_differs_in_every_frame_is_left_out_of_the_template(
-    size: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    texts = [f"w{n} " if n % 5 else f'"\\ é {n}\n' for n in range(1500)]
-    body = padded(texts, PADS)
-    assert taken(body, "openai", size, monkeypatch) >= 1000  # none without the padding left out
-    fast, slow = both(body, "openai", size, monkeypatch)
-    assert_same_outcome(fast, slow)
-    assert fast.response is not None
-    assert fast.response.text() == "".join(texts)
-
-
 def test_tool_arguments_with_a_padding_are_taken_too(monkeypatch: pytest.MonkeyPatch) -> None:
     frames: list[Any] = [chat({"role": "assistant"})]
     frames.append(call_start(0, "call_0", "tool0"))
@@ -747,21 +734,17 @@ def gemini_text(
 
 
 @pytest.mark.parametrize("line_end", [b"\r\n", b"\n"], ids=["crlf", "lf"])
-@pytest.mark.parametrize("size", [1000, 4096, 65536])
-def test_a_usage_that_grows_in_every_frame_is_left_out_of_the_template(
-    size: int, line_end: bytes, monkeypatch: pytest.MonkeyPatch
+def test_the_last_usage_taken_is_the_answer_s_in_frames_read_from_their_bytes(
+    line_end: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Gemini's usage so far, in every chunk: its counts are places of the template, and
-    # the last chunk taken gives the answer its usage, as reading every chunk does.
-    texts = [f"w{n} " if n % 5 else f'"\\ é {n}\n' for n in range(1500)]
-    body = gemini_text(texts, line_end=line_end)
-    assert taken(body, "gemini", size, monkeypatch) >= 1000
-    if size == 65536:  # in CRLF too, every frame after the first piece's from the bytes
-        assert taken(body, "gemini", size, monkeypatch, where="bytes") >= 1500 - 260
-    fast, slow = both(body, "gemini", size, monkeypatch)
+    # the last chunk taken gives the answer its usage, as reading every chunk does. In
+    # CRLF lines too, every frame after the first read's is taken from the bytes.
+    body = gemini_text(DIFFERING, line_end=line_end)
+    assert taken(body, "gemini", 65536, monkeypatch, where="bytes") >= 1500 - 260
+    fast, slow = both(body, "gemini", 65536, monkeypatch)
     assert_same_outcome(fast, slow)
     assert fast.response is not None
-    assert fast.response.text() == "".join(texts)
     assert fast.response.usage.output_tokens == 1500
 
 
@@ -847,20 +830,6 @@ def responses_text(texts: list[str], pads: list[str]) -> bytes:
     )
 
 
-@pytest.mark.parametrize("size", [1000, 4096, 65536])
-def test_a_counter_and_a_padding_before_and_after_the_piece_are_left_out(
-    size: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The Responses API's sequence number (before the piece) and padding (after it).
-    texts = [f"w{n} " if n % 5 else f'"\\ é {n}\n' for n in range(1500)]
-    body = responses_text(texts, PADS)
-    assert taken(body, "openai-responses", size, monkeypatch) >= 1000
-    fast, slow = both(body, "openai-responses", size, monkeypatch)
-    assert_same_outcome(fast, slow)
-    assert fast.response is not None
-    assert fast.response.text() == "".join(texts)
-
-
 def test_a_count_key_the_reader_does_not_name_still_defeats_templates(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -889,11 +858,8 @@ def test_places_are_found_only_in_the_values_of_top_level_keys() -> None:
     assert b'"x": {"obfuscation": "abc", "n": 5}' in middle
 
 
-def test_a_time_written_in_every_line_is_left_out_of_the_template(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # Ollama writes the time of each line: a padding the reader names (`created_at`).
-    texts = [f"w{n} " if n % 5 else f'"\\ é {n}\n' for n in range(1500)]
+def ollama_text(texts: list[str]) -> bytes:
+    """An Ollama chat stream: compact, with the time each line was written."""
 
     def line(n: int, text: str, **more: Any) -> bytes:
         obj: dict[str, Any] = {"model": "llama3.2"}
@@ -902,12 +868,33 @@ def test_a_time_written_in_every_line_is_left_out_of_the_template(
         return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
     body = b"".join(line(n, text) for n, text in enumerate(texts))
-    body += line(len(texts), "", done=True, done_reason="stop", eval_count=1500)
-    assert taken(body, "ollama", 4096, monkeypatch) >= 1000
-    fast, slow = both(body, "ollama", 4096, monkeypatch)
+    return body + line(len(texts), "", done=True, done_reason="stop", eval_count=len(texts))
+
+
+DIFFERING = [f"w{n} " if n % 5 else f'"\\ é {n}\n' for n in range(1500)]
+
+
+@pytest.mark.parametrize("size", [1000, 4096, 16384])
+@pytest.mark.parametrize(
+    ("provider", "body"),
+    [
+        ("openai", padded(DIFFERING, PADS)),  # a padding after the piece
+        ("openai-responses", responses_text(DIFFERING, PADS)),  # and a counter before it
+        ("ollama", ollama_text(DIFFERING)),  # the time each line was written, before it
+        ("gemini", gemini_text(DIFFERING)),  # the usage so far, in CRLF lines
+    ],
+    ids=["chat-padding", "responses-counter", "ollama-time", "gemini-usage"],
+)
+def test_what_differs_in_every_frame_but_its_piece_is_left_out_of_the_template(
+    provider: str, body: bytes, size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Keys the reader names (paddings, counts) differ in every frame: none would be taken
+    # without them left out; all but one frame a piece are.
+    assert taken(body, provider, size, monkeypatch) >= 1000
+    fast, slow = both(body, provider, size, monkeypatch)
     assert_same_outcome(fast, slow)
     assert fast.response is not None
-    assert fast.response.text() == "".join(texts)
+    assert fast.response.text() == "".join(DIFFERING)
 
 
 CONTENTS = st.lists(
