@@ -8,7 +8,10 @@ botocore's own reader.
 
 from __future__ import annotations
 
+import os
 import struct
+import subprocess
+import sys
 import uuid
 import zlib
 from collections.abc import Mapping
@@ -21,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from laminate._core.errors import IncompleteStreamError, MalformedStreamError
+from laminate._framing import eventstream
 from laminate._framing.eventstream import EventStreamDecoder, encode_message, error_from_frame
 from laminate._framing.lines import Frame
 
@@ -449,3 +453,27 @@ def test_the_fast_crc_is_zlibs(data: bytes, start: int) -> None:
     isal_zlib = pytest.importorskip("isal.isal_zlib", reason="the `fast` extra is not installed")
     assert isal_zlib.crc32(data, start) == zlib.crc32(data, start)
     assert isal_zlib.crc32(bytearray(data), start) == zlib.crc32(data, start)
+
+
+def test_the_quicker_crc_of_two_is_chosen() -> None:
+    # Two functions that give the same values: the one that takes less time is kept,
+    # whichever is given first.
+    def slow(data: bytes | bytearray | memoryview, value: int = 0, /) -> int:
+        for _ in range(50):
+            zlib.crc32(data, value)
+        return zlib.crc32(data, value)
+
+    assert eventstream._quicker(slow, zlib.crc32) is zlib.crc32
+    assert eventstream._quicker(zlib.crc32, slow) is zlib.crc32
+
+
+@pytest.mark.parametrize("forced", ["zlib", "isal"])
+def test_the_environment_forces_a_crc(forced: str) -> None:
+    if forced == "isal":
+        pytest.importorskip("isal.isal_zlib", reason="the `fast` extra is not installed")
+    code = "from laminate._framing import eventstream; print(eventstream.crc32.__module__)"
+    env = {**os.environ, "LAMINATE_CRC": forced}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == ("zlib" if forced == "zlib" else "isal.isal_zlib")
