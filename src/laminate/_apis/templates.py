@@ -38,13 +38,21 @@ non-negative integer, to match. Where ``_plain`` gives each frame something to k
 own given to ``_took``: the frames before it differ from it only in counts that it
 replaces.
 
+Where blocks' pieces come turn about (OpenAI's parallel calls, fragment by fragment), a
+template learned from a frame that follows a plain delta of another block of the same kind
+has a *key place*: the first integer of the frame that, written with another value, reads
+as the same piece of another block (the call's ``index``). Each value met there is proven
+once as the template was, and its frame is read by ``_plain`` again before each batch (so
+that the handler is asked as it is now); each frame's piece then goes to that block.
+
 Frames are matched all at once: the batch's payloads are joined with NUL bytes (which no
 template and no literal it matches holds) and split at the template's bytes between two
-pieces, in C; each piece is then checked to be one string's contents (no quote, no
-control character; JSON's escapes only), and those with escapes are read as one JSON
-array; with more places, each frame's are checked and its piece cut out by one pattern
-matched over the batch. A literal that is not valid (a bad escape, invalid UTF-8) leaves
-the batch to the usual reader, which says what is wrong.
+frames' places, in C; a piece and a padding after it are cut apart at the bytes between
+them, in C too, and more places are checked and cut out by one pattern matched over the
+batch. Each piece is then checked to be one string's contents (no quote that a backslash
+does not escape, no control character), and those with escapes are read as one JSON
+array. A literal that is not valid (a bad escape, invalid UTF-8) leaves the batch to the
+usual reader, which says what is wrong.
 """
 
 from __future__ import annotations
