@@ -19,6 +19,7 @@ import laminate._normalizer
 from laminate import MalformedStreamError, StreamNormalizer
 from laminate._apis import templates as template_module
 from laminate._apis.templates import TRIES, Template, learn
+from laminate._framing.eventstream import encode_message
 
 from . import make_bedrock_fixtures as bedrock
 from .support import (
@@ -918,3 +919,27 @@ def test_a_piece_is_read_only_where_it_is_one_string_s_contents(found: list[byte
         assert expected is not None
         expected.append(value)
     assert template_module._decoded(list(found)) == expected
+
+
+def test_a_frame_whose_opening_and_closing_overlap_is_not_the_template_s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # AWS event messages, each in a batch of its own once fed alone: a payload that is
+    # the template's opening and closing sharing their quote (`..."text":"}}`) is not
+    # JSON, and is the decoder's error with templates as without (not an empty piece).
+    def message(payload: bytes) -> bytes:
+        headers = {":event-type": "contentBlockDelta", ":message-type": "event"}
+        return encode_message({**headers, ":content-type": "application/json"}, payload)
+
+    good = [
+        message(json.dumps({"contentBlockIndex": 0, "delta": {"text": f"w{n}"}}).encode())
+        for n in range(40)
+    ]
+    chunks = [bedrock.event(*bedrock.START), b"".join(good[:20]), b"".join(good[20:])]
+    chunks += [message(b'{"contentBlockIndex": 0, "delta": {"text": "}}'), b""]
+    fast = run_chunks(chunks, "bedrock")
+    with monkeypatch.context() as patch:
+        patch.setattr(laminate._normalizer, "TRIES", 0)
+        slow = run_chunks(chunks, "bedrock")
+    assert_same_outcome(fast, slow)
+    assert isinstance(fast.error, MalformedStreamError)

@@ -280,6 +280,8 @@ class Template:
         joined = b"\x00" + b"\x00".join(payloads)
         if not joined.startswith(head) or not joined.endswith(self.closing):
             return None
+        if len(joined) < len(head) + len(self.closing):
+            return None  # a frame whose opening and closing share bytes: not the template's
         found = _split(joined[len(head) : len(joined) - len(self.closing)], self._between)
         if len(found) != len(payloads):
             return None
