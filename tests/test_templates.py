@@ -943,3 +943,26 @@ def test_a_frame_whose_opening_and_closing_overlap_is_not_the_template_s(
         slow = run_chunks(chunks, "bedrock")
     assert_same_outcome(fast, slow)
     assert isinstance(fast.error, MalformedStreamError)
+
+
+def test_a_frame_whose_opening_and_closing_overlap_in_the_bytes_is_not_the_template_s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The same frame first in a read taken from the stream's bytes (Messages, SSE), the
+    # template's frames after it: the decoder's error with templates as without, and
+    # nothing read after it.
+    body = messages_text([f"w{n} " for n in range(300)])
+    end = body.index(b"event: content_block_stop")
+    bad = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+    bad += b'"delta":{"type":"text_delta","text":"}}\n\n'
+    more = messages_text([f"v{n} " for n in range(5)])
+    more = more[
+        more.index(b"event: content_block_delta") : more.index(b"event: content_block_stop")
+    ]
+    chunks = [body[:4000], body[4000:end], bad + more + body[end:]]
+    fast = run_chunks(chunks, "anthropic")
+    with monkeypatch.context() as patch:
+        patch.setattr(laminate._normalizer, "TRIES", 0)
+        slow = run_chunks(chunks, "anthropic")
+    assert_same_outcome(fast, slow)
+    assert isinstance(fast.error, MalformedStreamError)

@@ -243,6 +243,8 @@ class Template:
         if not self._ours(self.name, self.obj):
             return 0
         found = _split(data, tail + head)
+        if len(found[0]) < len(head):
+            return 0  # the first frame's head and tail share bytes: not the template's
         found[0] = found[0][len(head) :]
         last = found[-1]
         end = last.find(tail)
