@@ -320,6 +320,9 @@ BETWEEN = st.sampled_from(
         b"\r\n",  # a CR LF
         b"data: [DONE]\n\n",
         b'data: {"id": "c1"',  # an event cut short by the next one's bytes
+        # the template's opening and closing sharing their quote: not JSON
+        b'data: {"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": '
+        b'[{"index": 0, "delta": {"content": "}}]}\n\n',
     ]
 )
 
