@@ -112,6 +112,7 @@ class Template:
     __slots__ = (
         "_between",
         "_changes",
+        "_groups",
         "_head",
         "_keeps",
         "_known",
@@ -175,10 +176,14 @@ class Template:
         # place (``written``; the key its own) and the leaves that then differ.
         self._segments, self._places = tuple(segments), tuple(places)
         self._written, self._changes = tuple(written), list(changes)
-        # Each key place's value proven so far: the frame proven with it, and its key.
+        # Each key place's value proven so far: the frame proven with it, and its key;
+        # and the pattern's groups of the piece and the key, in the order they come.
         self._known: dict[bytes, tuple[Any, Hashable]] = {}
+        self._groups = (1, 2)
         if KEY in places:
             self._known[written[places.index(KEY)]] = (probe, key)
+            if places.index(KEY) < places.index(PIECE):
+                self._groups = (2, 1)
 
     def after(self, name: str | None, obj: Any) -> Template | None:
         """The template, if it still holds once the handler has read frame ``obj``
@@ -305,8 +310,7 @@ class Template:
         if step == 2:
             pieces = _decoded(cut[1::2])
             return None if pieces is None else (pieces, [self.key] * len(pieces))
-        # The piece and the key, in the order they come.
-        first, second = (1, 2) if self._places.index(PIECE) < self._places.index(KEY) else (2, 1)
+        first, second = self._groups
         pieces = _decoded(cut[first::step])
         keys = None if pieces is None else self._keys(cut[second::step])
         return None if pieces is None or keys is None else (pieces, keys)
@@ -352,9 +356,8 @@ class Template:
         learned = self._written[at]
         written = list(self._written)
         written[at] = value
-        segments = self._segments
         try:
-            probe = json.loads(segments[0] + b"".join(map(bytes.__add__, written, segments[1:])))
+            probe = json.loads(_filled(self._segments, written))
         except ValueError:
             return None
         hit = self.reader._plain(self.name, probe)
@@ -372,6 +375,11 @@ class Template:
         hit = self.reader._plain(self.name, jsonlib.loads(bytes(payload)))
         if hit is not None and len(hit) == 4:
             self.reader._took([hit[3]])
+
+
+def _filled(segments: Sequence[bytes], values: Sequence[bytes]) -> bytes:
+    """A frame's bytes: its ``segments`` (cut at its places) with ``values`` in the places."""
+    return segments[0] + b"".join(map(bytes.__add__, values, segments[1:]))
 
 
 def _split(data: bytes, separator: bytes) -> list[bytes]:
@@ -492,9 +500,8 @@ def learn(
         else b"0"
         for (_, _, place), value in zip(places, values, strict=True)
     ]
-    written = segments[0] + b"".join(map(bytes.__add__, others, segments[1:]))
     try:
-        probe = json.loads(written)
+        probe = json.loads(_filled(segments, others))
     except ValueError:
         return None
     again = handler._plain(name, probe)
