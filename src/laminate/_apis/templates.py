@@ -61,7 +61,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Hashable, Sequence
-from itertools import repeat
+from itertools import islice, repeat
 from operator import itemgetter
 from typing import Any, Final, cast
 
@@ -321,13 +321,13 @@ class Template:
         a padding, cut at the first ``middle`` (a piece holds no quote: where one seems
         to, it is not one string's contents, and ``_decoded`` says so); ``None`` where
         one is not such a part."""
-        parts = list(map(bytes.partition, found, repeat(middle)))
-        if not all(map(itemgetter(1), parts)):
+        pieces, middles, paddings = zip(*map(bytes.partition, found, repeat(middle)), strict=True)
+        if not all(middles):
             return None
-        padding = b"".join(map(itemgetter(2), parts))
+        padding = b"".join(paddings)
         if not padding.isascii() or len(padding.translate(None, _NOT_IN_PADDING)) != len(padding):
             return None
-        return list(map(itemgetter(0), parts))
+        return list(pieces)
 
     def _keys(self, values: list[bytes]) -> list[Hashable] | None:
         """The keys of frames whose key place holds ``values``, or ``None`` if one is not
@@ -401,7 +401,7 @@ def _split(data: bytes, separator: bytes) -> list[bytes]:
     if not whole and not rest.startswith(last):
         return data.split(separator)
     size = len(rest)
-    pieces = [found[0], *map(itemgetter(slice(size, None)), found[1:])]
+    pieces = [found[0], *map(itemgetter(slice(size, None)), islice(found, 1, None))]
     if not whole:  # the data ends inside a separator: the piece before goes on to it
         pieces.pop()
         pieces[-1] += head + last

@@ -402,16 +402,18 @@ class EventStreamDecoder:
         after = _PRELUDE.size + header_size  # from a message's start to its payload
         smallest = _OVERHEAD + header_size
         last = end - smallest  # where the last message that can be here whole starts
+        over = end - 3  # a message whose CRC starts here or after is not all here
         if self._begun_headers != headers or len(self._begun) > _BEGINNINGS:
             self._begun_headers = headers
             self._begun = {}
         begun = self._begun  # total length -> (its beginning's bytes, their CRC)
+        beginning_of = begun.get
         for _ in range(_BATCH_MAX - count):
             if pos > last:
                 break
             need = crc_of(buf, pos)[0]  # the total length: the prelude's first field
             crc_at = pos + need - 4
-            known = begun.get(need)
+            known = beginning_of(need)
             if known is None:
                 # A new length: its prelude and headers checked, and kept if right.
                 need, size, sent = unpack(buf, pos)
@@ -425,7 +427,7 @@ class EventStreamDecoder:
                 known = begun[need] = beginning, checksum(beginning)
             elif buf[pos : pos + after] != known[0]:
                 break
-            if crc_at >= end - 3:
+            if crc_at >= over:
                 break
             payload = buf[pos + after : crc_at]
             if checksum(payload, known[1]) != crc_of(buf, crc_at)[0]:
