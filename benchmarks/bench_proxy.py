@@ -1,7 +1,7 @@
 """The translating proxy's cost: time to first byte and throughput, through it and direct.
 
 Usage: ``python benchmarks/bench_proxy.py [--quick] [--deltas N] [--rounds N] [--profile]
-[--base SRC] [--pipe] [--rotate]``
+[--base SRC] [--pipe] [--asgi] [--rotate]``
 
 Processes on loopback: a backend (uvicorn, a tiny ASGI app in this file, answering every
 request with one prepared stream: a text answer of ``--deltas`` token-sized deltas, as
@@ -44,7 +44,11 @@ byte at concurrency 16 against direct's.
 ``--pipe`` adds a raw TCP relay in front of the backend (``pipe M`` / ``pipe C``: its
 bytes copied both ways in asyncio protocols, nothing parsed), held against the same
 targets as a same-API proxy but not counted: the least any process between the client
-and the backend costs on the machine at hand.
+and the backend costs on the machine at hand. ``--asgi`` adds a bare ASGI forwarder
+(``asgi M`` / ``asgi C``: uvicorn run as the proxy runs it, an app that posts the body to
+the backend through the proxy's own transport and sends the chunks on, nothing else),
+held against the same targets, not counted either: the least any ASGI app on uvicorn
+costs, what the proxy's own work comes on top of.
 
 ``--base SRC`` runs a second pair of proxies from another checkout's ``src`` (``git
 archive HEAD src | tar -x -C /tmp/base``), asked in the same rounds: before and after in
@@ -82,6 +86,7 @@ BLOCK: Final = 48  # streams per case in one block at concurrency 16
 # The targets, one worker: what a case may add to direct's median time to first byte (ms),
 # the share of direct throughput it keeps, and its p99 time to first byte at concurrency
 # 16 against direct's.
+_FLOORS: Final = frozenset({"pipe", "asgi"})  # the cases without targets of their own
 TARGETS: Final = {
     "same": (0.5, 0.8, 2.0),
     "translated": (1.0, 0.65, 2.0),
@@ -189,6 +194,52 @@ def serve_pipe(port: int, backend_port: int) -> None:
     asyncio.run(main())
 
 
+def serve_asgi(port: int, backend_port: int) -> None:
+    """A bare ASGI forwarder (``--asgi``): uvicorn as the proxy runs it (one worker, its
+    listening socket's ``TCP_NODELAY``), an app that reads the request's body, posts it
+    to the backend's same path through the proxy's own transport, and sends the answer's
+    chunks on as they come, nothing else (no key, no routing, no log, no usage): the
+    least an ASGI app on uvicorn costs on this machine, under the proxy's own figures."""
+    import socket as sockets
+
+    import uvicorn
+
+    from laminate._proxy.transport import Http1Pool
+
+    backend = httpx.URL(f"http://127.0.0.1:{backend_port}")
+    pools: list[Http1Pool] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        if not pools:
+            pools.append(Http1Pool(connect=5.0, write=5.0))
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        url = backend.copy_with(raw_path=scope["raw_path"])
+        answer = await pools[0].post(url, [("content-type", "application/json")], body)
+        kind = answer.headers.get("content-type", "text/event-stream").encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": answer.status_code,
+                "headers": [(b"content-type", kind)],
+            }
+        )
+        async for chunk in answer.stream:  # type: ignore[union-attr]
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    sock = sockets.create_server(("127.0.0.1", port), backlog=2048)
+    sock.setsockopt(sockets.IPPROTO_TCP, sockets.TCP_NODELAY, 1)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    uvicorn.Server(config).run(sockets=[sock])
+
+
 def serve_profiled(out: str, argv: list[str]) -> None:
     """The proxy (``laminate proxy`` with ``argv``) under cProfile, its stats written to
     ``out`` when it stops (on SIGTERM: uvicorn drains, then the proxy exits with
@@ -234,7 +285,7 @@ class Case:
     name: str
     url: str
     client: str  # "M" or "C"
-    kind: str  # "direct", "same", "translated" or "pipe"
+    kind: str  # "direct", "same", "translated", or a floor: "pipe" or "asgi"
     process: subprocess.Popen[bytes]
     ttfb: list[float] = field(default_factory=list)  # concurrency 1, seconds
     whole: list[float] = field(default_factory=list)  # concurrency 1, the whole answer
@@ -381,8 +432,9 @@ def _report(cases: list[Case], args: argparse.Namespace) -> bool:
         if case.kind == "direct":
             continue
         base = direct[case.client]
-        # The raw relay has no target: held against the same-API ones, for scale.
-        ttfb_max, share_min, p99_max = TARGETS["same" if case.kind == "pipe" else case.kind]
+        # The floors have no target: held against the same-API ones, for scale.
+        floor = case.kind in _FLOORS
+        ttfb_max, share_min, p99_max = TARGETS["same" if floor else case.kind]
         added = (statistics.median(case.ttfb) - statistics.median(base.ttfb)) * 1e3
         share1 = statistics.median(base.whole) / statistics.median(case.whole)
         share16 = statistics.median(
@@ -395,7 +447,7 @@ def _report(cases: list[Case], args: argparse.Namespace) -> bool:
             (f"c16 throughput >= {share_min} of direct", f"{share16:.2f}", share16 >= share_min),
             (f"c16 TTFB p99 <= {p99_max}x direct's", f"{p99:.2f}x", p99 <= p99_max),
         ):
-            if case.kind == "pipe":
+            if floor:
                 where = "within" if ok else "over"
                 print(f"{case.name:<16}{target:<34}{measured:>12}  (floor: {where})")
                 continue
@@ -478,10 +530,16 @@ def main(argv: list[str] | None = None) -> int:
         "--pipe", action="store_true", help="also a raw TCP relay to the backend (the floor)"
     )
     parser.add_argument(
+        "--asgi",
+        action="store_true",
+        help="also a bare ASGI forwarder on uvicorn (the floor of any ASGI proxy)",
+    )
+    parser.add_argument(
         "--rotate", action="store_true", help="concurrency 1: every case in turn, not in pairs"
     )
     parser.add_argument("--serve-backend", type=int, metavar="PORT", help=argparse.SUPPRESS)
     parser.add_argument("--serve-pipe", metavar="PORT,BACKEND", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-asgi", metavar="PORT,BACKEND", help=argparse.SUPPRESS)
     parser.add_argument("--serve-profiled", metavar="OUT", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args(argv)
     if args.serve_backend:
@@ -490,6 +548,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve_pipe:
         port, backend_port = map(int, args.serve_pipe.split(","))
         serve_pipe(port, backend_port)
+        return 0
+    if args.serve_asgi:
+        port, backend_port = map(int, args.serve_asgi.split(","))
+        serve_asgi(port, backend_port)
         return 0
     if args.serve_profiled:
         serve_profiled(args.serve_profiled, rest)
@@ -523,6 +585,16 @@ def main(argv: list[str] | None = None) -> int:
         cases += [
             Case("pipe M", url, "M", "pipe", process),
             Case("pipe C", url, "C", "pipe", process),
+        ]
+    if args.asgi:
+        port = _free_port()
+        command = [sys.executable, __file__, "--serve-asgi", f"{port},{backend_port}"]
+        process = subprocess.Popen(command, env=env)
+        processes.append(process)
+        url = f"http://127.0.0.1:{port}"
+        cases += [
+            Case("asgi M", url, "M", "asgi", process),
+            Case("asgi C", url, "C", "asgi", process),
         ]
     scratch = tempfile.mkdtemp(prefix="bench-proxy-")
     sources = [("", ROOT / "src")]
