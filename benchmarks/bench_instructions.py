@@ -13,7 +13,11 @@ another checkout, say ``git worktree add /tmp/base <commit>``), each in a proces
 own under callgrind, and prints the instructions per stream and their ratio, new over
 base. Each count is a process that reads the stream twice less one that reads it once,
 so that start-up and imports cancel out; ``PYTHONHASHSEED`` is fixed, so that dict
-layouts do not vary. Instructions are not time (a cache miss costs more than an
+layouts do not vary, and ``LAMINATE_CRC`` is ``zlib`` unless set (the CRC-32 the event
+stream decoder would pick by timing at import is not always the same in the two
+processes of a count under callgrind: 222 and 240 million instructions for Bedrock's
+tool stream in two runs of the same code, 234 million with zlib's in both). Instructions
+are not time (a cache miss costs more than an
 addition): read them beside ``bench_core.py``'s ratios, not instead of them.
 
 Needs ``valgrind`` (Debian's package of that name); the streams are written to a
@@ -59,7 +63,11 @@ for _ in range(reads):
 
 def instructions(src: Path, body: Path, provider: str, backend: str, reads: int) -> int:
     """The instructions one process executes reading ``body`` ``reads`` times."""
-    env = {**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0"}
+    # The decoder picks its CRC-32 by timing the two at import, which under callgrind
+    # need not pick the same one from process to process: zlib's for both checkouts,
+    # unless LAMINATE_CRC names one.
+    crc = os.environ.get("LAMINATE_CRC", "zlib")
+    env = {**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0", "LAMINATE_CRC": crc}
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
     command += [sys.executable, "-c", _WORKLOAD, str(body), provider, backend, str(reads)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
