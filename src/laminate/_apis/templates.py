@@ -321,6 +321,8 @@ class Template:
         a padding, cut at the first ``middle`` (a piece holds no quote: where one seems
         to, it is not one string's contents, and ``_decoded`` says so); ``None`` where
         one is not such a part."""
+        if not found:
+            return []
         pieces, middles, paddings = zip(*map(bytes.partition, found, repeat(middle)), strict=True)
         if not all(middles):
             return None
