@@ -115,6 +115,8 @@ __all__ = [
 
 _PRELUDE: Final = struct.Struct(">III")  # total length, headers length, prelude CRC
 _U32: Final = struct.Struct(">I")
+# A message's CRC and the next message's total length, which follows it.
+_CRC_AND_NEXT: Final = struct.Struct(">II")
 _U16: Final = struct.Struct(">H")
 _OVERHEAD: Final = 16  # prelude (12) + message CRC (4): the smallest possible message
 PRELUDE_SIZE: Final = _PRELUDE.size
@@ -408,20 +410,23 @@ class EventStreamDecoder:
             self._begun = {}
         begun = self._begun  # total length -> (its beginning's bytes, their CRC)
         beginning_of = begun.get
+        crc_and_next = _CRC_AND_NEXT.unpack_from
+        # The total length (the prelude's first field) of the message at pos: read with
+        # the CRC of the one before it, in one call, from the second message on.
+        need = crc_of(buf, pos)[0] if pos <= last else 0
         for _ in range(_BATCH_MAX - count):
             if pos > last:
                 break
-            need = crc_of(buf, pos)[0]  # the total length: the prelude's first field
             crc_at = pos + need - 4
             known = beginning_of(need)
             if known is None:
                 # A new length: its prelude and headers checked, and kept if right.
-                need, size, sent = unpack(buf, pos)
+                need, size, prelude_crc = unpack(buf, pos)
                 if size != header_size or not smallest <= need <= limit:
                     break
                 if buf[pos + 12 : pos + after] != headers:  # a copy, yet quicker than startswith
                     break
-                if checksum(view[pos : pos + 8]) != sent:
+                if checksum(view[pos : pos + 8]) != prelude_crc:
                     break
                 beginning = bytes(view[pos : pos + after])
                 known = begun[need] = beginning, checksum(beginning)
@@ -430,7 +435,11 @@ class EventStreamDecoder:
             if crc_at >= over:
                 break
             payload = buf[pos + after : crc_at]
-            if checksum(payload, known[1]) != crc_of(buf, crc_at)[0]:
+            try:
+                sent, need = crc_and_next(buf, crc_at)
+            except struct.error:  # the buffer ends with this message
+                sent, need = crc_of(buf, crc_at)[0], 0
+            if checksum(payload, known[1]) != sent:
                 break
             add(payload)
             pos = crc_at + 4
