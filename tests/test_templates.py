@@ -941,6 +941,29 @@ def test_a_frame_whose_opening_and_closing_overlap_is_not_the_template_s() -> No
     assert isinstance(alike(chunks, "bedrock").error, MalformedStreamError)
 
 
+@pytest.mark.parametrize("at", [0, 7, 19])
+def test_a_batch_with_such_a_frame_first_inside_or_last_is_not_the_template_s(at: int) -> None:
+    # The same frame among others in one batch (AWS event messages fed together once the
+    # template holds): first, inside or last, the decoder's error with templates as
+    # without, the frames before it read alike.
+    def message(payload: bytes) -> bytes:
+        headers = {":event-type": "contentBlockDelta", ":message-type": "event"}
+        return encode_message({**headers, ":content-type": "application/json"}, payload)
+
+    def frames(prefix: str) -> list[bytes]:
+        return [
+            message(
+                json.dumps({"contentBlockIndex": 0, "delta": {"text": f"{prefix}{n}"}}).encode()
+            )
+            for n in range(20)
+        ]
+
+    batch = frames("v")
+    batch[at] = message(b'{"contentBlockIndex": 0, "delta": {"text": "}}')
+    chunks = [bedrock.event(*bedrock.START), b"".join(frames("w")), b"".join(batch), b""]
+    assert isinstance(alike(chunks, "bedrock").error, MalformedStreamError)
+
+
 def test_a_frame_whose_opening_and_closing_overlap_in_the_bytes_is_not_the_template_s() -> None:
     # The same frame first in a read taken from the stream's bytes (Messages, SSE), the
     # template's frames after it: the decoder's error with templates as without, and

@@ -283,15 +283,21 @@ class Template:
         """Every payload's piece and key, if every one is the template's; else ``None``. The
         payloads joined with NUL bytes (which no template holds) are the frames' starts
         and parts, and the parts are what lies between the template's bytes."""
-        head = self._head
-        joined = b"\x00" + b"\x00".join(payloads)
-        if not joined.startswith(head) or not joined.endswith(self.closing):
+        head, closing = self._head, self.closing
+        joined = b"\x00".join([b"", *payloads])
+        if not joined.startswith(head) or not joined.endswith(closing):
             return None
-        if len(joined) < len(head) + len(self.closing):
+        if len(joined) < len(head) + len(closing):
             return None  # a frame whose opening and closing share bytes: not the template's
-        found = _split(joined[len(head) : len(joined) - len(self.closing)], self._between)
+        # Split whole (the separator holds a NUL, which only the frames' starts do), the
+        # first frame's head and the last one's closing then cut off.
+        found = _split(joined, self._between)
         if len(found) != len(payloads):
             return None
+        if len(found[0]) < len(head) or len(found[-1]) < len(closing):
+            return None  # the first or the last frame's opening and closing share bytes
+        found[0] = found[0][len(head) :]
+        found[-1] = found[-1][: len(found[-1]) - len(closing)]
         return self._values(found)
 
     def _values(self, found: list[bytes]) -> tuple[list[str], list[Hashable]] | None:
@@ -440,7 +446,7 @@ def _strings(found: list[bytes]) -> list[str]:
     bare = b"\x00".join(found).replace(b"\\\\", b"").replace(b'\\"', b"")
     if b'"' in bare or b"\\\x00" in bare or bare.endswith(b"\\"):
         raise ValueError("not a string's contents")
-    text = b'["' + b'","'.join(found) + b'"]'
+    text = b"".join((b'["', b'","'.join(found), b'"]'))
     try:
         values = jsonlib.loads(text)
     except ValueError:
