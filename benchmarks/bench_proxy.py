@@ -203,6 +203,7 @@ def serve_asgi(port: int, backend_port: int) -> None:
     import socket as sockets
 
     import uvicorn
+    from starlette.requests import Request
 
     from laminate._proxy.transport import Http1Pool
 
@@ -214,12 +215,7 @@ def serve_asgi(port: int, backend_port: int) -> None:
             return
         if not pools:
             pools.append(Http1Pool(connect=5.0, write=5.0))
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
+        body = await Request(scope, receive).body()
         url = backend.copy_with(raw_path=scope["raw_path"])
         answer = await pools[0].post(url, [("content-type", "application/json")], body)
         kind = answer.headers.get("content-type", "text/event-stream").encode()
@@ -576,26 +572,15 @@ def main(argv: list[str] | None = None) -> int:
         Case("direct M", backend, "M", "direct", backend_process),
         Case("direct C", backend, "C", "direct", backend_process),
     ]
-    if args.pipe:
+    for floor, asked in (("pipe", args.pipe), ("asgi", args.asgi)):
+        if not asked:
+            continue
         port = _free_port()
-        command = [sys.executable, __file__, "--serve-pipe", f"{port},{backend_port}"]
+        command = [sys.executable, __file__, f"--serve-{floor}", f"{port},{backend_port}"]
         process = subprocess.Popen(command, env=env)
         processes.append(process)
         url = f"http://127.0.0.1:{port}"
-        cases += [
-            Case("pipe M", url, "M", "pipe", process),
-            Case("pipe C", url, "C", "pipe", process),
-        ]
-    if args.asgi:
-        port = _free_port()
-        command = [sys.executable, __file__, "--serve-asgi", f"{port},{backend_port}"]
-        process = subprocess.Popen(command, env=env)
-        processes.append(process)
-        url = f"http://127.0.0.1:{port}"
-        cases += [
-            Case("asgi M", url, "M", "asgi", process),
-            Case("asgi C", url, "C", "asgi", process),
-        ]
+        cases += [Case(f"{floor} {api}", url, api, floor, process) for api in ("M", "C")]
     scratch = tempfile.mkdtemp(prefix="bench-proxy-")
     sources = [("", ROOT / "src")]
     if args.base:
