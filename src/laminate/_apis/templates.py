@@ -289,8 +289,8 @@ class Template:
             return None
         if len(joined) < len(head) + len(closing):
             return None  # a frame whose opening and closing share bytes: not the template's
-        # Split whole (the separator holds a NUL, which only the frames' starts do), the
-        # first frame's head and the last one's closing then cut off.
+        # Split whole, the first frame's head and the last one's closing cut off after: the
+        # separator's NUL is a frame's start, so no match reaches into either.
         found = _split(joined, self._between)
         if len(found) != len(payloads):
             return None
