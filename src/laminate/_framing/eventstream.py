@@ -415,11 +415,13 @@ class EventStreamDecoder:
         # the CRC of the one before it, in one call, from the second message on.
         need = crc_of(buf, pos)[0] if pos <= last else 0
         for _ in range(_BATCH_MAX - count):
-            if pos > last:
-                break
             crc_at = pos + need - 4
+            if crc_at >= over:
+                break  # not all here (a length already met is at least ``smallest``)
             known = beginning_of(need)
             if known is None:
+                if pos > last:
+                    break  # no prelude here to read (the buffer's end: a length of 0)
                 # A new length: its prelude and headers checked, and kept if right.
                 need, size, prelude_crc = unpack(buf, pos)
                 if size != header_size or not smallest <= need <= limit:
@@ -431,8 +433,6 @@ class EventStreamDecoder:
                 beginning = bytes(view[pos : pos + after])
                 known = begun[need] = beginning, checksum(beginning)
             elif buf[pos : pos + after] != known[0]:
-                break
-            if crc_at >= over:
                 break
             payload = buf[pos + after : crc_at]
             try:
