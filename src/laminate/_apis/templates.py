@@ -332,8 +332,7 @@ class Template:
         pieces, middles, paddings = zip(*map(bytes.partition, found, repeat(middle)), strict=True)
         if not all(middles):
             return None
-        padding = b"".join(paddings)
-        if not padding.isascii() or len(padding.translate(None, _NOT_IN_PADDING)) != len(padding):
+        if not _plain_ascii(b"".join(paddings)):
             return None
         return list(pieces)
 
@@ -383,6 +382,12 @@ class Template:
         hit = self.reader._plain(self.name, jsonlib.loads(bytes(payload)))
         if hit is not None and len(hit) == 4:
             self.reader._took([hit[3]])
+
+
+def _plain_ascii(data: bytes) -> bool:
+    """Whether ``data`` may be a padding's contents: ASCII with no quote, backslash or
+    control character (written as it is in a string literal)."""
+    return data.isascii() and len(data.translate(None, _NOT_IN_PADDING)) == len(data)
 
 
 def _filled(segments: Sequence[bytes], values: Sequence[bytes]) -> bytes:
@@ -603,12 +608,7 @@ def _places(handler: PlainReader, data: bytes) -> list[tuple[int, int, int]]:
             contents = text[1:-1]
             if depth == 1 and key is None:
                 last = contents
-            elif (
-                depth == 1
-                and key in paddings
-                and contents.isascii()
-                and len(contents.translate(None, _NOT_IN_PADDING)) == len(contents)
-            ):
+            elif depth == 1 and key in paddings and _plain_ascii(contents):
                 places.append((token.start() + 1, token.end() - 1, PADDING))
         elif key in counted and text.isdigit():
             places.append((token.start(), token.end(), COUNT))
