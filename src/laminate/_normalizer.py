@@ -293,9 +293,8 @@ class StreamNormalizer:
         ):
             return data
         at, line_end = _line_end(data, _SAMPLE_BYTES)
-        blank = line_end * 2
-        end = data.find(blank, at - 1) + len(blank) if at >= 0 else -1
-        if end < len(blank):
+        end = _event_end(data, at, line_end) if at >= 0 else -1
+        if end < 0:
             return data
         self._on_frames(decoder.feed_batched(data[:end]))
         return data[end:]
@@ -315,8 +314,8 @@ class StreamNormalizer:
         if at < 0:
             return data  # no line ends here: no event does (a long frame's middle)
         if not decoder.resting:
-            end = data.find(line_end * 2, max(at - 1, 0)) + 2 * len(line_end)
-            if end < 2 * len(line_end):
+            end = _event_end(data, at, line_end)
+            if end < 0:
                 return data
             self._on_frames(decoder.feed_batched(data[:end]))
             data = data[end:]
@@ -786,6 +785,14 @@ def _line_end(data: bytes, start: int = 0) -> tuple[int, bytes]:
     ends: CRLF, or LF (also where no line ends)."""
     at = data.find(b"\n", start)
     return at, b"\r\n" if at > 0 and data[at - 1] == 13 else b"\n"  # 13: CR
+
+
+def _event_end(data: bytes, at: int, line_end: bytes) -> int:
+    """Where the first blank line of ``data`` from the line end at ``at`` (as
+    :func:`_line_end` found it) ends: the end of the event it closes (``-1``: none)."""
+    blank = line_end * 2
+    found = data.find(blank, max(at - 1, 0))
+    return found + len(blank) if found >= 0 else -1
 
 
 def _is_ping(frame: Frame, obj: Any) -> bool:
