@@ -176,6 +176,7 @@ class EventStreamDecoder:
         "_error",
         "_known",
         "_last",
+        "_lent",
         "_max",
         "_need",
         "_pos",
@@ -189,6 +190,7 @@ class EventStreamDecoder:
         self._batching = False  # for the feed being read: see feed_batched()
         self._max = max_frame_bytes
         self._buf = bytearray()
+        self._lent = False  # whether a batch was read from _buf (which then stays as it is)
         self._pos = 0  # where the next message starts in _buf
         self._base = 0  # stream offset of _buf[0]
         self._need = 0  # total length of the message at _pos once its prelude is checked
@@ -246,12 +248,20 @@ class EventStreamDecoder:
         except MalformedStreamError as exc:
             self._error = exc  # every later call raises it again
             self._buf = bytearray()
+            self._lent = False
             self._pos = 0
             if not out:
                 raise
             return out
         # Drop what was consumed, so the buffer never holds more than one unfinished message.
-        del self._buf[: self._pos]
+        # A buffer that a batch was read from is left as it is (the batch's frames are read
+        # again from it if asked for: see _flush); the rest, at most this feed's bytes, is
+        # copied to a new one.
+        if self._lent:
+            self._lent = False
+            self._buf = self._buf[self._pos :]
+        else:
+            del self._buf[: self._pos]
         self._base += self._pos
         self._pos = 0
         return out
@@ -287,9 +297,9 @@ class EventStreamDecoder:
             try:
                 self._walk(view, out, run)
             except MalformedStreamError:
-                self._flush(run, view, out)
+                self._flush(run, out)
                 raise
-            self._flush(run, view, out)
+            self._flush(run, out)
 
     def _walk(self, view: memoryview, out: list[Frame | Batch], run: _Run) -> None:
         buf = self._buf
@@ -353,7 +363,7 @@ class EventStreamDecoder:
                         snippet=_hex(buf[pos : pos + min(need, 24)]),
                     ) from None
                 if not to_batch:
-                    self._flush(run, view, out, pos)
+                    self._flush(run, out, pos)
                     append(_new(Frame, (last[0], data, base + pos, None, last[1])))
                     pos += need
                     need = 0
@@ -363,7 +373,7 @@ class EventStreamDecoder:
                 need = 0
                 pos = self._run(view, run, name=last[0], raw=raw, pos=pos, headers=last_raw)
                 if len(run.payloads) == _BATCH_MAX or pos - run.start >= _BATCH_BYTES:
-                    self._flush(run, view, out, pos)
+                    self._flush(run, out, pos)
         finally:
             self._pos = pos
             self._need = need
@@ -446,17 +456,16 @@ class EventStreamDecoder:
         run.names.extend(repeat(name, len(payloads) - count + 1))
         return pos
 
-    def _flush(
-        self, run: _Run, view: memoryview, out: list[Frame | Batch], start: int = -1
-    ) -> None:
+    def _flush(self, run: _Run, out: list[Frame | Batch], start: int = -1) -> None:
         """The messages of the run so far, as one Batch (its frames, if asked for, come
-        from a copy of their bytes read again: see :class:`~.lines.Batch`); the next run
+        from their bytes read again: see :class:`~.lines.Batch`); the next run
         starts at ``start`` (default: where the buffer is read)."""
         stop = self._pos if start < 0 else start
         if run.payloads:
             at = run.start
-            replay = partial(_replay, bytes(view[at:stop]), self._base + at, self._max)
+            replay = partial(_replay, self._buf, at, stop, self._base + at, self._max)
             out.append(Batch(run.names, run.payloads, replay))
+            self._lent = True
             run.names, run.payloads = [], []
         run.start = stop
 
@@ -502,13 +511,15 @@ class _Run:
 
 
 def _replay(
-    region: bytes, offset: int, max_frame_bytes: int
+    buf: bytearray, start: int, stop: int, offset: int, max_frame_bytes: int
 ) -> tuple[list[Frame], LaminateError | None]:
-    """A batch's messages as frames, one by one, and the error their bytes hold, if any."""
+    """A batch's messages (``buf[start:stop]``, at ``offset`` in the stream; the decoder
+    never changes a buffer a batch was read from) as frames, one by one, and the error
+    their bytes hold, if any."""
     decoder = EventStreamDecoder(max_frame_bytes=max_frame_bytes)
     decoder._base = decoder._seen = offset
     try:
-        frames = decoder.feed(region)
+        frames = decoder.feed(bytes(buf[start:stop]))
     except LaminateError as exc:
         return [], exc
     return frames, decoder._error
