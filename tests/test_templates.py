@@ -632,6 +632,143 @@ def test_any_padding_reads_alike_with_templates(
     assert fast.response.text() == "".join(texts)
 
 
+def bedrock_padded(texts: list[str], pads: list[str], *, tools: bool = False) -> bytes:
+    """A Bedrock stream with a padding of its own in every event (``pads``, in turn):
+    ``texts`` as text deltas, or (``tools``) as one call whose arguments are ``{"s":``
+    their concatenation ``}``, cut into as many fragments."""
+    events = [bedrock.START]
+    if tools:
+        arguments = json.dumps({"s": "".join(texts)}, ensure_ascii=False)
+        ends = [len(arguments) * (n + 1) // len(texts) for n in range(len(texts))]
+        fragments = [arguments[start:end] for start, end in zip([0, *ends], ends, strict=False)]
+        events.append(bedrock.tool_start(0, "tooluse_1", "f"))
+        events += [bedrock.tool_input(0, fragment) for fragment in fragments]
+    else:
+        events += [bedrock.text(0, text) for text in texts]
+    events += [bedrock.stop(0), bedrock.message_stop("tool_use" if tools else "end_turn")]
+    headers = {":content-type": "application/json", ":message-type": "event"}
+    return b"".join(
+        encode_message(
+            {":event-type": name, **headers},
+            json.dumps(
+                {**payload, "p": pads[n % len(pads)]}, ensure_ascii=False, separators=(",", ":")
+            ).encode(),
+        )
+        for n, (name, payload) in enumerate(events)
+    )
+
+
+# Texts that hold what comes between a piece and its padding (for a text delta, for a
+# tool call's), which a frame writes with every quote escaped.
+GAP_TEXTS = [f'w{n} "}},"p":"x' if n % 3 else f'"}}}},"p":"{n}\\' for n in range(600)]
+
+
+@pytest.mark.parametrize("tools", [False, True], ids=["text", "tool"])
+def test_a_bedrock_piece_that_writes_its_padding_s_key_is_taken(
+    tools: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Read in 4 KiB and 16 KiB pieces, the frames are taken from the decoder's batches,
+    # and read as without templates.
+    body = bedrock_padded(GAP_TEXTS, [PADS[n] for n in range(1, 16)], tools=tools)
+    for size in (4096, 16384):
+        # Not the frames of the first two reads: a template is learned from the second's.
+        left = size // 90 + 5
+        assert taken(body, "bedrock", size, monkeypatch, where="batches") >= 600 - left
+        fast, slow = both(body, "bedrock", size, monkeypatch)
+        assert_same_outcome(fast, slow)
+        assert fast.response is not None
+        if tools:
+            [use] = fast.response.tool_uses()
+            assert use.input.value == {"s": "".join(GAP_TEXTS)}
+        else:
+            assert fast.response.text() == "".join(GAP_TEXTS)
+
+
+def bedrock_delta_message(payload: bytes) -> bytes:
+    headers = {":event-type": "contentBlockDelta", ":message-type": "event"}
+    return encode_message({**headers, ":content-type": "application/json"}, payload)
+
+
+# Payloads that are not JSON yet hold the template's bytes: a piece with an unescaped
+# padding's key in it, a control character in a padding, and a NUL with the next frame's
+# opening after it.
+NOT_JSON = [
+    b'{"contentBlockIndex":0,"delta":{"text":"a"},"p":"x"},"p":"y"}',
+    b'{"contentBlockIndex":0,"delta":{"text":"a"},"p":"x\x01"}',
+    b'{"contentBlockIndex":0,"delta":{"text":"a"},"p":"x"}\x00'
+    b'{"contentBlockIndex":0,"delta":{"text":"b"},"p":"y"}',
+]
+
+
+@pytest.mark.parametrize("at", [0, 7, 19])
+@pytest.mark.parametrize("bad", NOT_JSON, ids=["key-in-piece", "control-in-padding", "nul-inside"])
+def test_a_bedrock_batch_with_a_frame_that_is_not_json_reads_as_without_templates(
+    bad: bytes, at: int
+) -> None:
+    # First, inside or last in a batch of the template's frames (with and without the
+    # frame after it cut short): the decoder's error with templates as without, the frames
+    # before it read alike.
+    def frames(prefix: str) -> list[bytes]:
+        return [
+            bedrock_delta_message(
+                json.dumps(
+                    {"contentBlockIndex": 0, "delta": {"text": f"{prefix}{n}"}, "p": "ab"[: n % 3]},
+                    separators=(",", ":"),
+                ).encode()
+            )
+            for n in range(20)
+        ]
+
+    start = bedrock.event(*bedrock.START)
+    for cut in (False, True):
+        batch = frames("v")
+        batch[at] = bedrock_delta_message(bad)
+        if cut and at < 19:  # the next frame's closing cut off
+            batch[at + 1] = bedrock_delta_message(
+                b'{"contentBlockIndex":0,"delta":{"text":"c"},"p":"z'
+            )
+        chunks = [start, b"".join(frames("w")), b"".join(batch), b""]
+        outcome = alike(chunks, "bedrock")
+        assert isinstance(outcome.error, MalformedStreamError)
+        assert outcome.error.partial is not None
+        assert outcome.error.partial.text() == "".join(f"w{n}" for n in range(20)) + "".join(
+            f"v{n}" for n in range(at)
+        )
+
+
+ODD_BEDROCK_PADS = st.one_of(
+    st.sampled_from(["", "a", "abcdefghij", '"', "\\", "\x7f", "\x00", '"}},"p":"', "é", "}"]),
+    st.text(max_size=6),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=st.lists(
+        st.sampled_from(['"}},"p":"', '\\"}},"p":"', "\x7f", '"}']) | st.text(max_size=8),
+        min_size=1,
+        max_size=60,
+    ),
+    pads=st.lists(ODD_BEDROCK_PADS, min_size=1, max_size=7),
+    size=st.integers(min_value=1, max_value=3000),
+    tools=st.booleans(),
+)
+def test_any_bedrock_padding_and_piece_read_alike_with_templates(
+    texts: list[str], pads: list[str], size: int, tools: bool
+) -> None:
+    # Pieces and paddings with quotes, escapes, DEL or the bytes that come between a piece
+    # and its padding, in event messages read in any pieces: as without templates.
+    body = bedrock_padded(texts, pads, tools=tools)
+    fast = alike(pieces(body, size), "bedrock")
+    assert fast.error is None
+    assert fast.response is not None
+    if tools:
+        [use] = fast.response.tool_uses()
+        assert use.input.value == {"s": "".join(texts)}
+    else:
+        assert fast.response.text() == "".join(texts)
+
+
 def test_a_padding_key_the_reader_does_not_name_still_defeats_templates(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

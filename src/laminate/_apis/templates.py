@@ -48,11 +48,13 @@ that the handler is asked as it is now); each frame's piece then goes to that bl
 Frames are matched all at once: the batch's payloads are joined with NUL bytes (which no
 template and no literal it matches holds) and split at the template's bytes between two
 frames' places, in C; a piece and a padding after it are cut apart at the bytes between
-them, in C too, and more places are checked and cut out by one pattern matched over the
-batch. Each piece is then checked to be one string's contents (no quote that a backslash
-does not escape, no control character), and those with escapes are read as one JSON
-array. A literal that is not valid (a bad escape, invalid UTF-8) leaves the batch to the
-usual reader, which says what is wrong.
+them, in C too (a batch's frames all at once, by one pattern that matches what lies
+between a frame's piece and the next frame's, and checks the padding), and more places
+are checked and cut out by one pattern matched over the batch. Each piece is then checked
+to be one string's contents (no quote that a backslash does not escape, no control
+character), and those with escapes are read as one JSON array. A literal that is not
+valid (a bad escape, invalid UTF-8) leaves the batch to the usual reader, which says what
+is wrong.
 """
 
 from __future__ import annotations
@@ -73,8 +75,9 @@ __all__ = ["Template", "learn"]
 # What a literal without an escape may not hold: its quote, and control characters.
 _NOT_IN_PLAIN: Final = b'"' + bytes(range(0x20))
 
-# What a padding may not hold: its quote, a backslash, control characters.
-_NOT_IN_PADDING: Final = _NOT_IN_PLAIN + b"\\"
+# What a padding may not hold: its quote, a backslash, control characters (DEL too, as
+# the pattern of a padding's place has it).
+_NOT_IN_PADDING: Final = _NOT_IN_PLAIN + b"\\\x7f"
 
 # What a template's places are (the piece; a padding's contents; an integer of a count;
 # the integer that says whose piece it is), and what each may hold, as a pattern: the
@@ -112,6 +115,7 @@ class Template:
     __slots__ = (
         "_between",
         "_changes",
+        "_gap",
         "_groups",
         "_head",
         "_keeps",
@@ -169,6 +173,13 @@ class Template:
             self._pattern = re.compile(pattern + b"\x00")
         self._head = b"\x00" + self.opening  # a frame's start, up to its first place
         self._between = self.closing + b"\x00" + self.opening  # between two frames' parts
+        # A padded template's batch is cut at what lies between one frame's piece and the
+        # next one's (the bytes between, a padding, the closing, the NUL, the opening).
+        self._gap = (
+            None
+            if self._middle is None
+            else re.compile(re.escape(self._middle) + _PLACE[PADDING] + re.escape(self._between))
+        )
         # Whether the reader keeps what plain deltas also carry (``_took``).
         self._keeps = type(reader)._took is not PlainReader._took
         # With a key place, what proves another key's frames (see ``_keys``): the frame
@@ -289,6 +300,9 @@ class Template:
             return None
         if len(joined) < len(head) + len(closing):
             return None  # a frame whose opening and closing share bytes: not the template's
+        gap, middle = self._gap, self._middle
+        if gap is not None and middle is not None:
+            return self._padded_pieces(joined, len(payloads), gap, middle)
         # Split whole, the first frame's head and the last one's closing cut off after: the
         # separator's NUL is a frame's start, so no match reaches into either.
         found = _split(joined, self._between)
@@ -299,6 +313,31 @@ class Template:
         found[0] = found[0][len(head) :]
         found[-1] = found[-1][: len(found[-1]) - len(closing)]
         return self._values(found)
+
+    def _padded_pieces(
+        self, joined: bytes, count: int, gap: re.Pattern[bytes], middle: bytes
+    ) -> tuple[list[str], list[Hashable]] | None:
+        """``_pieces`` for a padded template, from the ``count`` payloads ``joined``: cut
+        where ``gap`` matches (from ``middle`` after a piece to the next frame's opening,
+        the NUL before that frame included, so that each match is one frame's end and the
+        next one's start), the first frame's head cut off, and the last frame's part cut at
+        its last ``middle`` (no padding holds a quote). Where a frame is not the
+        template's, there are fewer parts than frames, or one that holds a NUL, which no
+        string's contents do."""
+        head, closing = self._head, self.closing
+        found = gap.split(joined)
+        if len(found) != count or len(found[0]) < len(head):
+            return None  # a frame is not the template's, or the first one's head is cut short
+        found[0] = found[0][len(head) :]
+        last = found[-1]
+        if len(last) < len(closing):
+            return None  # the last frame's opening and closing share bytes
+        piece, between, padding = last[: len(last) - len(closing)].rpartition(middle)
+        if not between or not _plain_ascii(padding):
+            return None
+        found[-1] = piece
+        pieces = _decoded(found)
+        return None if pieces is None else (pieces, [self.key] * len(pieces))
 
     def _values(self, found: list[bytes]) -> tuple[list[str], list[Hashable]] | None:
         """The pieces and keys of frames' parts (each the piece alone, or the frame's
