@@ -63,6 +63,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from functools import lru_cache
 from itertools import islice, repeat
 from operator import itemgetter
 from typing import Any, Final, cast
@@ -175,11 +176,7 @@ class Template:
         self._between = self.closing + b"\x00" + self.opening  # between two frames' parts
         # A padded template's batch is cut at what lies between one frame's piece and the
         # next one's (the bytes between, a padding, the closing, the NUL, the opening).
-        self._gap = (
-            None
-            if self._middle is None
-            else re.compile(re.escape(self._middle) + _PLACE[PADDING] + re.escape(self._between))
-        )
+        self._gap = None if self._middle is None else _gap(self._middle, self._between)
         # Whether the reader keeps what plain deltas also carry (``_took``).
         self._keeps = type(reader)._took is not PlainReader._took
         # With a key place, what proves another key's frames (see ``_keys``): the frame
@@ -421,6 +418,15 @@ class Template:
         hit = self.reader._plain(self.name, jsonlib.loads(bytes(payload)))
         if hit is not None and len(hit) == 4:
             self.reader._took([hit[3]])
+
+
+@lru_cache(maxsize=64)
+def _gap(middle: bytes, between: bytes) -> re.Pattern[bytes]:
+    """A padded template's gap (see ``Template._padded_pieces``): ``middle``, a padding,
+    and ``between``. Kept, as a stream learns a template of the same bytes again and again
+    (escaping them, before the pattern is found in ``re``'s own cache, takes longer than
+    the pattern saves on a short batch)."""
+    return re.compile(re.escape(middle) + _PLACE[PADDING] + re.escape(between))
 
 
 def _plain_ascii(data: bytes) -> bool:
