@@ -12,13 +12,16 @@ benchmark stream (``_streams.py``, in 16 KiB reads, every event consumed) to a
 another checkout, say ``git worktree add /tmp/base <commit>``), each in a process of its
 own under callgrind, and prints the instructions per stream and their ratio, new over
 base. Each count is a process that reads the stream twice less one that reads it once,
-so that start-up and imports cancel out; ``PYTHONHASHSEED`` is fixed, so that dict
-layouts do not vary, and ``LAMINATE_CRC`` is ``zlib`` unless set (the CRC-32 the event
-stream decoder would pick by timing at import is not always the same in the two
-processes of a count under callgrind: 222 and 240 million instructions for Bedrock's
-tool stream in two runs of the same code, 234 million with zlib's in both). Instructions
-are not time (a cache miss costs more than an
-addition): read them beside ``bench_core.py``'s ratios, not instead of them.
+so that start-up and imports cancel out. What the imports left is collected and then
+frozen (``gc.freeze``) before the first read: else a collection of it falls inside a read
+or not as the two checkouts' imports happen to allocate (the OpenAI text stream read 1.13,
+none of the code it runs changed). ``PYTHONHASHSEED`` is fixed, so that dict layouts do not
+vary, and ``LAMINATE_CRC`` is ``zlib`` unless set (the CRC-32 the event stream decoder
+would pick by timing at import is not always the same in the two processes of a count
+under callgrind: 222 and 240 million instructions for Bedrock's tool stream in two runs
+of the same code, 234 million with zlib's in both). Instructions are not time (a cache
+miss costs more than an addition): read them beside ``bench_core.py``'s ratios, not
+instead of them.
 
 Needs ``valgrind`` (Debian's package of that name); the streams are written to a
 temporary folder first, so that generating them is not counted.
@@ -44,6 +47,7 @@ HERE_SRC = Path(__file__).resolve().parent.parent / "src"
 
 # What each counted process runs: the stream read ``reads`` times by a new normalizer.
 _WORKLOAD = """
+import gc
 import sys
 from laminate import StreamNormalizer
 from laminate._core import jsonlib
@@ -51,6 +55,8 @@ body_path, provider, backend, reads = sys.argv[1], sys.argv[2], sys.argv[3], int
 jsonlib.use(backend)
 body = open(body_path, "rb").read()
 chunks = [body[i : i + 16384] for i in range(0, len(body), 16384)]
+gc.collect()
+gc.freeze()
 for _ in range(reads):
     normalizer = StreamNormalizer(provider=provider)
     for chunk in chunks:
