@@ -663,12 +663,28 @@ def bedrock_padded(texts: list[str], pads: list[str], *, tools: bool = False) ->
 GAP_TEXTS = [f'w{n} "}},"p":"x' if n % 3 else f'"}}}},"p":"{n}\\' for n in range(600)]
 
 
+# When a padded template's gap is compiled: at its first batch, or (as shipped) once it has
+# taken enough frames, which the short streams of these tests never reach (each frame is
+# then cut apart by itself).
+GAP_AFTER = [0, template_module._GAP_AFTER]
+GAP_IDS = ["gap-at-once", "gap-later"]
+
+
+def gap_after(frames: int) -> None:
+    """Compile padded templates' gaps after ``frames`` frames, none compiled yet."""
+    setattr(template_module, "_GAP_AFTER", frames)  # noqa: B010 (not exported)
+    template_module._GAPS.clear()
+
+
+@pytest.mark.parametrize("after", GAP_AFTER, ids=GAP_IDS)
 @pytest.mark.parametrize("tools", [False, True], ids=["text", "tool"])
 def test_a_bedrock_piece_that_writes_its_padding_s_key_is_taken(
-    tools: bool, monkeypatch: pytest.MonkeyPatch
+    tools: bool, after: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Read in 4 KiB and 16 KiB pieces, the frames are taken from the decoder's batches,
     # and read as without templates.
+    monkeypatch.setattr(template_module, "_GAP_AFTER", after)
+    monkeypatch.setattr(template_module, "_GAPS", {})
     body = bedrock_padded(GAP_TEXTS, [PADS[n] for n in range(1, 16)], tools=tools)
     for size in (4096, 16384):
         # Not the frames of the first two reads: a template is learned from the second's.
@@ -700,14 +716,18 @@ NOT_JSON = [
 ]
 
 
+@pytest.mark.parametrize("after", GAP_AFTER, ids=GAP_IDS)
 @pytest.mark.parametrize("at", [0, 7, 19])
 @pytest.mark.parametrize("bad", NOT_JSON, ids=["key-in-piece", "control-in-padding", "nul-inside"])
 def test_a_bedrock_batch_with_a_frame_that_is_not_json_reads_as_without_templates(
-    bad: bytes, at: int
+    bad: bytes, at: int, after: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # First, inside or last in a batch of the template's frames (with and without the
     # frame after it cut short): the decoder's error with templates as without, the frames
     # before it read alike.
+    monkeypatch.setattr(template_module, "_GAP_AFTER", after)
+    monkeypatch.setattr(template_module, "_GAPS", {})
+
     def frames(prefix: str) -> list[bytes]:
         return [
             bedrock_delta_message(
@@ -752,14 +772,19 @@ ODD_BEDROCK_PADS = st.one_of(
     pads=st.lists(ODD_BEDROCK_PADS, min_size=1, max_size=7),
     size=st.integers(min_value=1, max_value=3000),
     tools=st.booleans(),
+    after=st.sampled_from(GAP_AFTER),
 )
 def test_any_bedrock_padding_and_piece_read_alike_with_templates(
-    texts: list[str], pads: list[str], size: int, tools: bool
+    texts: list[str], pads: list[str], size: int, tools: bool, after: int
 ) -> None:
     # Pieces and paddings with quotes, escapes, DEL or the bytes that come between a piece
     # and its padding, in event messages read in any pieces: as without templates.
     body = bedrock_padded(texts, pads, tools=tools)
-    fast = alike(pieces(body, size), "bedrock")
+    gap_after(after)
+    try:
+        fast = alike(pieces(body, size), "bedrock")
+    finally:
+        gap_after(GAP_AFTER[-1])
     assert fast.error is None
     assert fast.response is not None
     if tools:
@@ -767,6 +792,49 @@ def test_any_bedrock_padding_and_piece_read_alike_with_templates(
         assert use.input.value == {"s": "".join(texts)}
     else:
         assert fast.response.text() == "".join(texts)
+
+
+def test_a_padded_template_s_gap_is_compiled_once_it_pays_and_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A short answer's template cuts its frames apart one by one; a long one's compiles its
+    # gap after `_GAP_AFTER` frames and cuts the rest with it; an answer of the same bytes
+    # then finds the gap compiled and cuts every batch with it.
+    monkeypatch.setattr(template_module, "_GAPS", {})
+    cut = {"gap": 0, "alone": 0}
+    gap_cut, values = Template._padded_pieces, Template._values
+
+    def counting_gap(self: Template, joined: bytes, count: int, *more: Any) -> Any:
+        cut["gap"] += count
+        return gap_cut(self, joined, count, *more)
+
+    def counting_values(self: Template, found: list[bytes]) -> Any:
+        cut["alone"] += len(found)
+        return values(self, found)
+
+    monkeypatch.setattr(Template, "_padded_pieces", counting_gap)
+    monkeypatch.setattr(Template, "_values", counting_values)
+    pads = [PADS[n] for n in range(1, 16)]
+    short = bedrock_padded([f"w{n} " for n in range(500)], pads)
+    assert run_chunks(pieces(short, 16384), "bedrock").error is None
+    assert cut["gap"] == 0
+    assert cut["alone"] >= 300
+    assert template_module._GAPS == {}
+
+    texts = [f"w{n} " for n in range(3 * template_module._GAP_AFTER)]
+    long = bedrock_padded(texts, pads)
+    for n in range(2):
+        cut.update(gap=0, alone=0)
+        outcome = run_chunks(pieces(long, 16384), "bedrock")
+        assert outcome.response is not None
+        assert outcome.response.text() == "".join(texts)
+        assert len(template_module._GAPS) == 1
+        if n == 0:  # cut alone up to `_GAP_AFTER` frames (and one batch), then with the gap
+            assert template_module._GAP_AFTER <= cut["alone"] <= template_module._GAP_AFTER + 120
+            assert cut["gap"] >= len(texts) - cut["alone"] - 300
+        else:  # with the gap from the first batch
+            assert cut["alone"] == 0
+            assert cut["gap"] >= len(texts) - 300
 
 
 def test_a_padding_key_the_reader_does_not_name_still_defeats_templates(
