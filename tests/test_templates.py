@@ -658,6 +658,17 @@ def bedrock_padded(texts: list[str], pads: list[str], *, tools: bool = False) ->
     )
 
 
+def assert_padded_read(outcome: Outcome, texts: list[str], *, tools: bool) -> None:
+    """That ``bedrock_padded(texts, ..., tools=tools)`` was read whole: its text, or its
+    call's arguments."""
+    assert outcome.response is not None
+    if tools:
+        [use] = outcome.response.tool_uses()
+        assert use.input.value == {"s": "".join(texts)}
+    else:
+        assert outcome.response.text() == "".join(texts)
+
+
 # Texts that hold what comes between a piece and its padding (for a text delta, for a
 # tool call's), which a frame writes with every quote escaped.
 GAP_TEXTS = [f'w{n} "}},"p":"x' if n % 3 else f'"}}}},"p":"{n}\\' for n in range(600)]
@@ -692,12 +703,7 @@ def test_a_bedrock_piece_that_writes_its_padding_s_key_is_taken(
         assert taken(body, "bedrock", size, monkeypatch, where="batches") >= 600 - left
         fast, slow = both(body, "bedrock", size, monkeypatch)
         assert_same_outcome(fast, slow)
-        assert fast.response is not None
-        if tools:
-            [use] = fast.response.tool_uses()
-            assert use.input.value == {"s": "".join(GAP_TEXTS)}
-        else:
-            assert fast.response.text() == "".join(GAP_TEXTS)
+        assert_padded_read(fast, GAP_TEXTS, tools=tools)
 
 
 def bedrock_delta_message(payload: bytes) -> bytes:
@@ -786,12 +792,7 @@ def test_any_bedrock_padding_and_piece_read_alike_with_templates(
     finally:
         gap_after(GAP_AFTER[-1])
     assert fast.error is None
-    assert fast.response is not None
-    if tools:
-        [use] = fast.response.tool_uses()
-        assert use.input.value == {"s": "".join(texts)}
-    else:
-        assert fast.response.text() == "".join(texts)
+    assert_padded_read(fast, texts, tools=tools)
 
 
 def test_a_padded_template_s_gap_is_compiled_once_it_pays_and_kept(

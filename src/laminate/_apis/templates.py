@@ -115,6 +115,7 @@ class Template:
     __slots__ = (
         "_between",
         "_changes",
+        "_cut",
         "_gap",
         "_groups",
         "_head",
@@ -177,6 +178,7 @@ class Template:
         # next one's (the bytes between, a padding, the closing, the NUL, the opening), by
         # a pattern compiled once it pays (see ``_gap``).
         self._gap = None if self._middle is None else _GAPS.get((self._middle, self._between))
+        self._cut = 0  # the frames of batches cut apart one by one, the gap not compiled
         # Whether the reader keeps what plain deltas also carry (``_took``).
         self._keeps = type(reader)._took is not PlainReader._took
         # With a key place, what proves another key's frames (see ``_keys``): the frame
@@ -298,10 +300,12 @@ class Template:
         if len(joined) < len(head) + len(closing):
             return None  # a frame whose opening and closing share bytes: not the template's
         gap, middle = self._gap, self._middle
-        if gap is None and middle is not None and self.taken >= _GAP_AFTER:
-            gap = self._gap = _gap(middle, self._between)
-        if gap is not None and middle is not None:
-            return self._padded_pieces(joined, len(payloads), gap, middle)
+        if middle is not None:
+            if gap is None and self._cut >= _GAP_AFTER:
+                gap = self._gap = _gap(middle, self._between)
+            if gap is not None:
+                return self._padded_pieces(joined, len(payloads), gap, middle)
+            self._cut += len(payloads)
         # Split whole, the first frame's head and the last one's closing cut off after: the
         # separator's NUL is a frame's start, so no match reaches into either.
         found = _split(joined, self._between)
@@ -439,10 +443,11 @@ def _gap(middle: bytes, between: bytes) -> re.Pattern[bytes]:
 _GAPS: dict[tuple[bytes, bytes], re.Pattern[bytes]] = {}
 _GAPS_KEPT: Final = 64
 
-# A padded template cuts its frames apart one by one (``_values``) until it has taken this
-# many: compiling its gap costs about what the pattern then saves on a thousand frames
-# (90 µs for Bedrock's bytes, 200 µs for OpenAI's, which hold the answer's id; 0.12 µs a
-# frame saved), so a short answer does not pay for it, and a long one wins it back.
+# A padded template cuts the frames of the decoder's batches apart one by one (``_values``)
+# until it has cut this many: compiling its gap costs about what the pattern then saves on a
+# thousand frames (90 µs for Bedrock's bytes, 200 µs for OpenAI's, which hold the answer's
+# id; 0.12 µs a frame saved), so a short answer does not pay for it, and a long one wins it
+# back. Frames taken straight from a stream's bytes (``take``) are cut another way.
 _GAP_AFTER: Final = 2048
 
 
