@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import zlib
 from collections.abc import Callable, Hashable
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -24,6 +25,8 @@ from laminate import StreamNormalizer, ToolInputDelta
 from laminate._core.assembler import Assembler
 from laminate._core.serialize import response_to_dict
 from laminate._framing import Batch, encode_message
+from laminate._framing.eventstream import EventStreamDecoder
+from laminate._framing.lines import Frame
 
 from .support import (
     FIXTURES,
@@ -579,6 +582,33 @@ def test_a_batch_of_binary_messages_holds_a_bounded_number_of_bytes(
     assert outcome.response.text() == text * 1000
     assert len(sizes) > 20
     assert max(sizes) <= 64 * 1024 + 4096
+
+
+def test_a_batch_s_frames_are_its_own_after_later_feeds() -> None:
+    # A batch gives its messages one by one from the buffer it was cut from, which later
+    # feeds (one ending inside a message, the next completing it) leave as it was.
+    messages = [
+        converse("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": f"w{n}"}})
+        for n in range(60)
+    ]
+    body = b"".join(messages)
+    whole = EventStreamDecoder().feed(body)
+    cuts = [0, len(body) // 3 + 5, 2 * len(body) // 3 - 7, len(body)]
+    decoder = EventStreamDecoder()
+    batches = [
+        item for start, end in pairwise(cuts) for item in decoder.feed_batched(body[start:end])
+    ]
+    assert all(isinstance(item, Batch) for item in batches)
+    frames: list[Frame] = []
+    for batch in batches:
+        assert isinstance(batch, Batch)
+        got, error = batch.frames()
+        assert error is None
+        assert [frame.data.encode() for frame in got] == list(map(bytes, batch.payloads))
+        frames += got
+    assert [(f.event, f.data, f.offset) for f in frames] == [
+        (f.event, f.data, f.offset) for f in whole
+    ]
 
 
 # -- long frames: each a batch of its own bytes -------------------------------------------
