@@ -323,10 +323,10 @@ class Template:
         """``_pieces`` for a padded template, from the ``count`` payloads ``joined``: cut
         where ``gap`` matches (from ``middle`` after a piece to the next frame's opening,
         the NUL before that frame included, so that each match is one frame's end and the
-        next one's start), the first frame's head cut off, and the last frame's part cut at
-        its last ``middle`` (no padding holds a quote). Where a frame is not the
-        template's, there are fewer parts than frames, or one that holds a NUL, which no
-        string's contents do."""
+        next one's start), the first frame's head cut off, and the last frame's part cut
+        at its padding as ``_padded`` cuts a part. Where a frame is not the template's,
+        there are fewer parts than frames, or one that holds a NUL, which no string's
+        contents do."""
         head, closing = self._head, self.closing
         found = gap.split(joined)
         if len(found) != count or len(found[0]) < len(head):
@@ -335,10 +335,10 @@ class Template:
         last = found[-1]
         if len(last) < len(closing):
             return None  # the last frame's opening and closing share bytes
-        piece, between, padding = last[: len(last) - len(closing)].rpartition(middle)
-        if not between or not _plain_ascii(padding):
+        cut = self._padded([last[: len(last) - len(closing)]], middle)
+        if cut is None:
             return None
-        found[-1] = piece
+        found[-1] = cut[0]
         pieces = _decoded(found)
         return None if pieces is None else (pieces, [self.key] * len(pieces))
 
