@@ -300,42 +300,35 @@ class Template:
         if len(joined) < len(head) + len(closing):
             return None  # a frame whose opening and closing share bytes: not the template's
         gap, middle = self._gap, self._middle
-        if middle is not None:
-            if gap is None and self._cut >= _GAP_AFTER:
+        if middle is not None and gap is None:
+            if self._cut >= _GAP_AFTER:
                 gap = self._gap = _gap(middle, self._between)
-            if gap is not None:
-                return self._padded_pieces(joined, len(payloads), gap, middle)
-            self._cut += len(payloads)
+            else:
+                self._cut += len(payloads)
         # Split whole, the first frame's head and the last one's closing cut off after: the
-        # separator's NUL is a frame's start, so no match reaches into either.
-        found = _split(joined, self._between)
+        # separator's NUL is a frame's start, so no match reaches into either. Cut at a
+        # padded template's gaps, the parts are the pieces already, but for the last one.
+        found = _split(joined, self._between) if gap is None else gap.split(joined)
         if len(found) != len(payloads):
             return None
         if len(found[0]) < len(head) or len(found[-1]) < len(closing):
             return None  # the first or the last frame's opening and closing share bytes
         found[0] = found[0][len(head) :]
         found[-1] = found[-1][: len(found[-1]) - len(closing)]
-        return self._values(found)
+        if gap is None or middle is None:
+            return self._values(found)
+        return self._padded_pieces(found, middle)
 
     def _padded_pieces(
-        self, joined: bytes, count: int, gap: re.Pattern[bytes], middle: bytes
+        self, found: list[bytes], middle: bytes
     ) -> tuple[list[str], list[Hashable]] | None:
-        """``_pieces`` for a padded template, from the ``count`` payloads ``joined``: cut
-        where ``gap`` matches (from ``middle`` after a piece to the next frame's opening,
-        the NUL before that frame included, so that each match is one frame's end and the
-        next one's start), the first frame's head cut off, and the last frame's part cut
-        at its padding as ``_padded`` cuts a part. Where a frame is not the template's,
-        there are fewer parts than frames, or one that holds a NUL, which no string's
-        contents do."""
-        head, closing = self._head, self.closing
-        found = gap.split(joined)
-        if len(found) != count or len(found[0]) < len(head):
-            return None  # a frame is not the template's, or the first one's head is cut short
-        found[0] = found[0][len(head) :]
-        last = found[-1]
-        if len(last) < len(closing):
-            return None  # the last frame's opening and closing share bytes
-        cut = self._padded([last[: len(last) - len(closing)]], middle)
+        """``_values`` for the parts of a padded template's batch cut at its gaps (each
+        match of the gap runs from ``middle`` after a piece to the next frame's opening,
+        the NUL before that frame included, so that it is one frame's end and the next
+        one's start): the pieces, but for the last part, cut at its padding as ``_padded``
+        cuts a part. Where a frame is not the template's, there are fewer parts than
+        frames, or one that holds a NUL, which no string's contents do."""
+        cut = self._padded(found[-1:], middle)
         if cut is None:
             return None
         found[-1] = cut[0]
