@@ -219,6 +219,30 @@ def test_every_way_a_body_ends_gives_it_whole(
     _run(test)
 
 
+def test_the_chunks_of_one_read_are_handed_on_as_one_piece(json_backend: str) -> None:
+    once(json_backend)
+    # A streaming backend writes a chunk per event: the chunks that arrived together are
+    # one piece for the relay (one step per read of the socket, not per chunk), and the
+    # pieces keep the bytes in order.
+    events = [b'data: {"n": %d}\n\n' % n for n in range(200)]
+    chunked = b"".join(b"%x\r\n%s\r\n" % (len(e), e) for e in events)
+    head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+    cut = len(chunked) // 2
+    parts = (head + chunked[:cut], chunked[cut:] + b"0\r\n\r\n")
+
+    async def test() -> None:
+        async with _Server(_replying(*parts)) as server:
+            pool = Http1Pool(connect=5, write=5)
+            answer, pieces = await _ask(pool, server.url)
+            await pool.aclose()
+        assert (answer.status_code, b"".join(pieces)) == (200, b"".join(events))
+        # Each of the two writes (10 ms apart) is a piece, or two where the socket's reads
+        # cut it: not one per chunk.
+        assert 2 <= len(pieces) <= 4, [len(p) for p in pieces]
+
+    _run(test)
+
+
 def test_a_head_is_handed_on_with_its_bodys_first_bytes_or_soon_without(
     json_backend: str,
 ) -> None:

@@ -353,10 +353,19 @@ class _Connection(asyncio.Protocol):
             self._fail(httpx.ReadTimeout("the backend's answer did not begin in time"))
 
     def take(self) -> bytes | None:
-        """A piece of the body already read, without waiting (``None``: none is)."""
-        if not self.chunks:
+        """What of the body was read and not taken yet, in one piece, without waiting
+        (``None``: nothing is). A body in chunked encoding comes a chunk at a time from
+        the parser, and a streaming backend writes a chunk per event or two: handed on
+        together, they cost the relay one step per read of the socket, not one per
+        chunk."""
+        chunks = self.chunks
+        if not chunks:
             return None
-        data = self.chunks.popleft()
+        if len(chunks) == 1:
+            data = chunks.popleft()
+        else:
+            data = b"".join(chunks)
+            chunks.clear()
         self.buffered -= len(data)
         if self.paused and self.buffered < _LOW and self.transport is not None:
             self.paused = False
@@ -456,7 +465,8 @@ class AnswerBody(httpx.AsyncByteStream):
             yield data
 
     def take(self) -> bytes | None:
-        """A piece of the body already read, without waiting (``None``: none is)."""
+        """What of the body was read and not taken yet, in one piece, without waiting
+        (``None``: nothing is)."""
         return None if self._done else self._connection.take()
 
     def read_out(self) -> bool:
