@@ -1,12 +1,15 @@
 """The translating proxy's cost: time to first byte and throughput, through it and direct.
 
 Usage: ``python benchmarks/bench_proxy.py [--quick] [--deltas N] [--rounds N] [--profile]
-[--base SRC] [--pipe] [--asgi] [--rotate]``
+[--base SRC] [--pipe] [--asgi] [--length] [--rotate]``
 
 Processes on loopback: a backend (uvicorn, a tiny ASGI app in this file, answering every
 request with one prepared stream: a text answer of ``--deltas`` token-sized deltas, as
 Anthropic Messages on ``/v1/messages`` and as Chat Completions on
-``/v1/chat/completions``), two proxies (``laminate proxy``, one worker unless
+``/v1/chat/completions``, written 4 KiB at a time in chunked encoding, as a server
+streaming a model's tokens sends it: it cannot know the length before the last token;
+``--length`` sends a ``Content-Length`` instead, as a server that holds the whole
+answer before its first byte), two proxies (``laminate proxy``, one worker unless
 ``--workers`` says more: one whose backend speaks Anthropic, one whose backend speaks Chat
 Completions), and the client here (httpx, reading every byte). Six ways to an answer,
 measured in one run:
@@ -117,7 +120,11 @@ def _bodies(deltas: int) -> dict[str, bytes]:
     return {"/v1/messages": messages, "/v1/chat/completions": chat}
 
 
-def serve_backend(port: int, deltas: int) -> None:
+def serve_backend(port: int, deltas: int, *, length: bool = False) -> None:
+    """The backend: each answer streamed in chunked encoding, as a server streaming a
+    model's tokens sends it (it cannot know the length before the last token); with
+    ``length``, with a ``Content-Length`` instead, as a server that holds the whole
+    answer before its first byte."""
     import uvicorn
 
     bodies = _bodies(deltas)
@@ -129,7 +136,9 @@ def serve_backend(port: int, deltas: int) -> None:
             pass
         body = bodies.get(scope["path"], b"")
         status = 200 if body else 404
-        headers = [(b"content-type", b"text/event-stream"), (b"content-length", b"%d" % len(body))]
+        headers = [(b"content-type", b"text/event-stream")]
+        if length:
+            headers.append((b"content-length", b"%d" % len(body)))
         await send({"type": "http.response.start", "status": status, "headers": headers})
         # In pieces of about 64 frames, as a model's server flushes them.
         step = 4096
@@ -531,6 +540,11 @@ def main(argv: list[str] | None = None) -> int:
         help="also a bare ASGI forwarder on uvicorn (the floor of any ASGI proxy)",
     )
     parser.add_argument(
+        "--length",
+        action="store_true",
+        help="the backend sends a Content-Length, not chunked encoding",
+    )
+    parser.add_argument(
         "--rotate", action="store_true", help="concurrency 1: every case in turn, not in pairs"
     )
     parser.add_argument("--serve-backend", type=int, metavar="PORT", help=argparse.SUPPRESS)
@@ -539,7 +553,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--serve-profiled", metavar="OUT", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args(argv)
     if args.serve_backend:
-        serve_backend(args.serve_backend, args.deltas)
+        serve_backend(args.serve_backend, args.deltas, length=args.length)
         return 0
     if args.serve_pipe:
         port, backend_port = map(int, args.serve_pipe.split(","))
@@ -563,6 +577,7 @@ def main(argv: list[str] | None = None) -> int:
         [
             *(sys.executable, __file__, "--serve-backend", str(backend_port)),
             *("--deltas", str(args.deltas)),
+            *(("--length",) if args.length else ()),
         ],
         env=env,
     )
@@ -618,7 +633,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.deltas} deltas per answer, {args.workers} proxy worker(s), load average "
             f"{os.getloadavg()[0]:.2f}; {args.rounds} requests a case at concurrency 1 "
             f"({'every case in turn' if args.rotate else 'in pairs with direct ones'}), "
-            f"{args.blocks} blocks of {BLOCK} streams at concurrency {CONCURRENCY}"
+            f"{args.blocks} blocks of {BLOCK} streams at concurrency {CONCURRENCY}; the "
+            f"backend's answers {'with a Content-Length' if args.length else 'chunked'}"
             + (" (profiled: the times are cProfile's)" if args.profile else "")
         )
         asyncio.run(_sequential(cases, args.rounds, rotate=args.rotate))
