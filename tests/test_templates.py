@@ -16,10 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import laminate._normalizer
-from laminate import MalformedStreamError, StreamNormalizer
+from laminate import LaminateError, MalformedStreamError, StreamNormalizer
 from laminate._apis import templates as template_module
 from laminate._apis.templates import TRIES, Template, learn
+from laminate._core.events import ReasoningDelta, TextDelta, ToolInputDelta
+from laminate._core.serialize import response_to_dict
 from laminate._framing.eventstream import encode_message
+from laminate._normalizer import merging
 
 from . import make_bedrock_fixtures as bedrock
 from .support import (
@@ -407,6 +410,143 @@ def test_any_text_reads_alike_with_templates(texts: list[str], size: int, ascii_
         assert fast.error is None
         assert fast.response is not None
         assert fast.response.text() == "".join(texts)
+
+
+# -- merged deltas (the proxy's) ---------------------------------------------------------------
+
+
+def merged_run(chunks: list[bytes], provider: str | None, *, templates: bool = True) -> Outcome:
+    """``run_chunks`` with a normalizer whose deltas are merged (``merging``), with
+    templates or without."""
+    normalizer = merging(StreamNormalizer(provider))
+    events: list[Any] = []
+    if not templates:
+        setattr(laminate._normalizer, "TRIES", 0)  # noqa: B010 (not exported)
+    try:
+        for chunk in chunks:
+            events += normalizer.feed(chunk)
+        events += normalizer.close()
+    except LaminateError as exc:
+        return Outcome(events, exc)
+    finally:
+        setattr(laminate._normalizer, "TRIES", TRIES)  # noqa: B010
+    return Outcome(events, None)
+
+
+def coalesced(events: list[Any]) -> list[Any]:
+    """The events with each run of one block's deltas as one: what merged deltas keep
+    however the reads were cut."""
+    out: list[Any] = []
+    for event in events:
+        if isinstance(event, (TextDelta, ReasoningDelta, ToolInputDelta)):
+            kind = type(event).__name__
+            text = event.fragment if isinstance(event, ToolInputDelta) else event.text
+            last = out[-1] if out else None
+            if isinstance(last, list) and last[:2] == [kind, event.index]:
+                last[2] += text
+                continue
+            out.append([kind, event.index, text])
+        else:
+            out.append(event)
+    return out
+
+
+def assert_merged_alike(chunks: list[bytes], provider: str | None) -> Outcome:
+    """Merged deltas read with templates as without: the same content in the same
+    runs, the same error (type, text, offset), the same answer as unmerged ones."""
+    fast = merged_run(chunks, provider)
+    slow = merged_run(chunks, provider, templates=False)
+    assert coalesced(fast.events) == coalesced(slow.events)
+    assert type(fast.error) is type(slow.error)
+    assert str(fast.error) == str(slow.error)
+    assert getattr(fast.error, "offset", None) == getattr(slow.error, "offset", None)
+    unmerged = run_chunks(chunks, provider)
+    assert type(unmerged.error) is type(fast.error)
+    for response in (slow.response, unmerged.response):
+        assert (response is None) == (fast.response is None)
+        if response is not None and fast.response is not None:
+            assert response_to_dict(response) == response_to_dict(fast.response)
+    return fast
+
+
+@pytest.mark.parametrize("size", [4096, 65536])
+def test_every_fixture_reads_alike_with_templates_when_merged(size: int) -> None:
+    fixtures = stream_fixtures()
+    assert fixtures
+    for fixture in fixtures:
+        assert_merged_alike(pieces(fixture.path.read_bytes(), size), fixture.provider)
+
+
+@pytest.mark.parametrize(
+    ("provider", "body"),
+    [
+        ("openai", chat_text([f"w{n} " for n in range(600)])),
+        ("anthropic", messages_text([f"w{n} " for n in range(600)])),
+        ("openai", chat_text([f"é{n} " for n in range(600)])),
+        ("openai", chat_text([f'"{n}\\ ' for n in range(600)])),
+    ],
+    ids=["chat", "messages", "not-ascii", "escapes"],
+)
+def test_a_long_stream_s_merged_pieces_are_taken_by_templates(
+    provider: str, body: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Templates take nearly every frame of a merged reader too, a read's pieces as one
+    # delta (plain ASCII ones handed over as one piece), and the text is the whole.
+    counts = {"frames": 0}
+    run, take = Template.run, Template.take
+
+    def counting_run(self: Template, *args: Any) -> tuple[int, bool]:
+        before = self.taken
+        result = run(self, *args)
+        counts["frames"] += self.taken - before
+        return result
+
+    def counting_take(self: Template, *args: Any) -> int:
+        before = self.taken
+        result = take(self, *args)
+        counts["frames"] += self.taken - before
+        return result
+
+    chunks = pieces(body, 4096)
+    with monkeypatch.context() as patch:
+        patch.setattr(Template, "run", counting_run)
+        patch.setattr(Template, "take", counting_take)
+        outcome = assert_merged_alike(chunks, provider)
+    assert counts["frames"] >= 500
+    assert outcome.error is None
+    assert outcome.response is not None
+    deltas = [e for e in outcome.events if isinstance(e, TextDelta)]
+    assert len(deltas) <= 2 * len(chunks)
+    assert "".join(e.text for e in deltas) == outcome.response.text()
+
+
+def test_a_character_cut_between_two_merged_pieces_is_the_usual_reader_s_error() -> None:
+    # Each of two frames holds half of a two-byte character: neither is UTF-8, though
+    # their pieces in a row would be. Merged or not, the stream is refused there.
+    def frame(piece: bytes) -> bytes:
+        return sse(chat({"content": "@"})).replace(b"@", piece)
+
+    good = [chat({"content": f"w{n} "}) for n in range(300)]
+    end = sse(chat({}, "stop"), "[DONE]")
+    body = sse(*good[:200]) + frame(b"\xc3") + frame(b"\xa9") + sse(*good[200:]) + end
+    for size in (4096, 65536):
+        outcome = assert_merged_alike(pieces(body, size), "openai")
+        assert isinstance(outcome.error, MalformedStreamError)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=TEXTS, size=st.integers(min_value=1, max_value=700), ascii_only=st.booleans())
+def test_any_text_reads_alike_with_templates_when_merged(
+    texts: list[str], size: int, ascii_only: bool
+) -> None:
+    for provider, body in (
+        ("openai", chat_text(texts)),
+        ("anthropic", messages_text(texts, ascii_only=ascii_only)),
+    ):
+        outcome = assert_merged_alike(pieces(body, size), provider)
+        assert outcome.error is None
+        assert outcome.response is not None
+        assert outcome.response.text() == "".join(texts)
 
 
 # -- what a template must never do ------------------------------------------------------------

@@ -237,8 +237,7 @@ class Template:
             values = self._pieces(payloads[:count]) if count else None
             if values is None:
                 return 0, False
-        taken = hand_over(self.reader, 0, *values, [(0, self.kind)])
-        self.taken += taken
+        taken = self._hand_over(values, count)
         if taken and self._keeps:
             self._kept(payloads[taken - 1])
         return taken, taken == len(payloads)
@@ -279,13 +278,28 @@ class Template:
             if values is None:
                 return 0
         count = len(found)
-        taken = hand_over(self.reader, 0, *values, [(0, self.kind)])
-        self.taken += taken
+        taken = self._hand_over(values, count)
         if taken < count:
             del found[taken:]
         if taken and self._keeps:
             self._kept(self.opening + found[-1] + self.closing)
         return taken * (len(head) + len(tail)) + sum(map(len, found))
+
+    def _hand_over(self, values: tuple[list[str], list[Hashable]], count: int) -> int:
+        """The pieces of ``count`` frames (``values``: one piece per frame, or one for
+        them all where ``_decoded`` merged them) handed over: how many frames were
+        taken. A merged piece is one block's, which takes it whole or not at all."""
+        pieces, keys = values
+        taken = hand_over(self.reader, 0, pieces, keys, [(0, self.kind)])
+        if len(pieces) < count:
+            taken = count if taken else 0
+        self.taken += taken
+        return taken
+
+    def _merged(self) -> bool:
+        """Whether the reader's deltas are merged (``Assembler.merge``): a run of one
+        block's pieces then makes one delta, and may be handed over as one piece."""
+        return self.reader.assembler.merge
 
     def _pieces(
         self, payloads: Sequence[bytes | bytearray]
@@ -332,7 +346,7 @@ class Template:
         if cut is None:
             return None
         found[-1] = cut[0]
-        pieces = _decoded(found)
+        pieces = _decoded(found, self._merged())
         return None if pieces is None else (pieces, [self.key] * len(pieces))
 
     def _values(self, found: list[bytes]) -> tuple[list[str], list[Hashable]] | None:
@@ -341,7 +355,7 @@ class Template:
         pattern = self._pattern
         if pattern is None:
             cut = found if self._middle is None else self._padded(found, self._middle)
-            pieces = None if cut is None else _decoded(cut)
+            pieces = None if cut is None else _decoded(cut, self._merged())
             return None if pieces is None else (pieces, [self.key] * len(pieces))
         # One match per part, each right after the last: the splits between are empty.
         cut = pattern.split(b"\x00".join(found) + b"\x00")
@@ -349,7 +363,7 @@ class Template:
         if len(cut) != step * len(found) + 1 or any(cut[::step]):
             return None
         if step == 2:
-            pieces = _decoded(cut[1::2])
+            pieces = _decoded(cut[1::2], self._merged())
             return None if pieces is None else (pieces, [self.key] * len(pieces))
         first, second = self._groups
         pieces = _decoded(cut[first::step])
@@ -483,15 +497,20 @@ def _split(data: bytes, separator: bytes) -> list[bytes]:
     return pieces
 
 
-def _decoded(found: list[bytes]) -> list[str] | None:
+def _decoded(found: list[bytes], merged: bool = False) -> list[str] | None:
     """The values of string literals' contents, or ``None`` if any is not one string's
     contents (a quote, a control character, a bad escape, invalid UTF-8: the usual
-    reader then says what is wrong)."""
+    reader then says what is wrong). ``merged``: where they are plain ASCII, as one
+    value, all of them in a row (no escape and no character can then be cut between
+    two of them, so each is one string's contents as the whole is), for a reader that
+    hands one block's pieces on as one delta."""
     text = b"".join(found)
     try:
         if b"\\" not in text:
             if len(text.translate(None, _NOT_IN_PLAIN)) != len(text):
                 return None
+            if merged and len(found) > 1 and text.isascii():
+                return [text.decode("ascii")]
             return list(map(bytes.decode, found))
         return _strings(found)
     except ValueError:
