@@ -260,12 +260,15 @@ class Template:
         if len(found[0]) < len(head):
             return 0  # the first frame's head and tail share bytes: not the template's
         found[0] = found[0][len(head) :]
-        last = found[-1]
+        last = found[-1]  # the end of ``data``, as every part's last one is
         end = last.find(tail)
         if end < 0:
             found.pop()  # the last frame is not whole yet: the usual reader holds it
+            span = len(data) - len(last) - len(head)  # where the frame before it ends
         else:
             found[-1] = last[:end]
+            span = len(data) - len(last) + end + len(tail)
+        whole = len(found)  # the frames that ``span`` spans
         values = self._values(found) if found else None
         if values is None:
             count = 0
@@ -279,11 +282,12 @@ class Template:
                 return 0
         count = len(found)
         taken = self._hand_over(values, count)
-        if taken < count:
+        if taken < whole:
             del found[taken:]
+            span = taken * (len(head) + len(tail)) + sum(map(len, found))
         if taken and self._keeps:
             self._kept(self.opening + found[-1] + self.closing)
-        return taken * (len(head) + len(tail)) + sum(map(len, found))
+        return span
 
     def _hand_over(self, values: tuple[list[str], list[Hashable]], count: int) -> int:
         """The pieces of ``count`` frames (``values``: one piece per frame, or one for
