@@ -18,7 +18,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -726,6 +726,64 @@ def test_the_app_answers_on_trio_too(
     for answer in trio.run(ask):
         assert answer.status_code == 200
         assert answer.text.rstrip().endswith('data: {"type":"message_stop"}')
+
+
+@pytest.mark.parametrize(
+    ("client", "backend_api"), [("anthropic", "openai"), ("openai", "anthropic")]
+)
+def test_a_translated_answer_s_last_events_go_with_its_end(
+    backend: tuple[str, ScriptedBackend], client: str, backend_api: str, json_backend: str
+) -> None:
+    once(json_backend)
+    # The piece that completes the answer is written with the end of the body, in one
+    # write: the client's last bytes do not wait for the close and the log's usage.
+    asgi = app(ProxyConfig(backends=backends(backend[0]), log=lambda _: None))
+    path, body = _request(client, f"bulk-{backend_api}")
+    asked_for = json.loads(body)  # an answer of 400 words: longer than a first piece
+    asked_for["messages"][0]["content"] = " ".join(f"w{n}" for n in range(400))
+    body = json.dumps(asked_for).encode()
+    sent: list[dict[str, Any]] = []
+
+    async def ask() -> None:
+        asked = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def receive() -> dict[str, Any]:
+            if asked:
+                return asked.pop()
+            await asyncio.Event().wait()  # the client stays until its answer ends
+            raise AssertionError("never")
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            sent.append(dict(message))
+
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "POST",
+            "scheme": "http",
+            "path": path,
+            "raw_path": path.encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(b"content-type", b"application/json"), (b"host", b"proxy")],
+            "client": ("127.0.0.1", 50000),
+            "server": ("127.0.0.1", 8080),
+        }
+        async with asgi.router.lifespan_context(asgi):
+            await asgi(scope, receive, send)
+
+    asyncio.run(ask())
+    bodies = [m for m in sent if m["type"] == "http.response.body"]
+    end = b"message_stop" if client == "anthropic" else b"[DONE]"
+    assert sent[0]["status"] == 200
+    assert bodies[-1].get("more_body", False) is False
+    assert end in bodies[-1]["body"]
+    assert not any(end in m["body"] for m in bodies[:-1])
+    # The events before the end went on as they came: the first piece's alone.
+    assert len(bodies) >= 2
+    assert b"w0" in bodies[0]["body"]
+    assert b"w399" in bodies[-1]["body"]
 
 
 # -- the other endpoints, the log -----------------------------------------------------------

@@ -530,10 +530,14 @@ async def _normalized(
     read), then close it: the events of its end, and the error it ended with.
 
     ``deliver`` gets the events as they come and says whether it wrote anything: a read
-    holds whatever the backend had sent (up to 64 KiB, hundreds of frames), fed on in
-    pieces, the first one small, so that the first bytes do not wait for all of them.
-    A failed read is raised, unless it ends the answer (the library's rule)."""
+    holds whatever the backend had sent (hundreds of frames, thousands where it was
+    quick), fed on in pieces, the first one small, so that the first bytes do not wait
+    for all of them. The events of the piece that completes the answer are not
+    delivered but returned with those of its end, so that they go with the client's end
+    in one write. A failed read is raised, unless it ends the answer (the library's
+    rule)."""
     piece = _FIRST_PIECE
+    last: list[Event] = []
     try:
         with reads.scope:
             while normalizer.response is None:
@@ -544,16 +548,25 @@ async def _normalized(
                     normalizer.feed(chunk)
                     continue
                 at = 0
-                while at < len(chunk) and normalizer.response is None:
+                while at < len(chunk):
                     events = normalizer.feed(chunk[at : at + piece])
                     at += piece
+                    if _answered(normalizer):
+                        last = events
+                        break
                     if events and await deliver(events):
                         piece = _PIECE
         reads.check(normalizer)
     except StreamReadError as exc:
         if not ends_answer(exc, normalizer):
             raise
-    return normalizer.close_events()
+    events, error = normalizer.close_events()
+    return last + events, error
+
+
+def _answered(normalizer: StreamNormalizer) -> bool:
+    """Whether ``normalizer`` has its answer (asked after a feed, which may complete it)."""
+    return normalizer.response is not None
 
 
 async def _read_all(answer: httpx.Response, idle: float) -> bytes:
