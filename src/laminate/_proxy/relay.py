@@ -68,9 +68,11 @@ _NOT_PASSED: Final = frozenset(
 # (it comes with it, as a rule); the client has its whole answer by then.
 _DRAIN_SECONDS: Final = 0.25
 # The bytes of a backend's answer read, translated and written on at a time: the first
-# piece, then every other one.
+# piece, then every other one (a read of the proxy's own transport, up to 256 KiB or so,
+# in two pieces: each goes to the client while the next is translated, for one write
+# more).
 _FIRST_PIECE: Final = 1024
-_PIECE: Final = 64 * 1024
+_PIECE: Final = 128 * 1024
 # How long a backend's error body is waited for.
 _ERROR_BODY_SECONDS: Final = 30.0
 # Where a stream passing through may take a keep-alive: after a blank line (the end of
