@@ -310,6 +310,27 @@ def test_a_long_read_with_no_template_yet_learns_one_from_its_first_frames(
     assert fast.response.text() == "".join(LONG_TEXTS)
 
 
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_first_read_that_ends_with_plain_deltas_teaches_the_next_read_s_template(
+    provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A first read whose frames end with a plain delta does not wait for a template, and
+    # the next read begins with one learned from that delta: its frames are all taken
+    # from its bytes but the one the first read cut, none read the usual way to learn.
+    texts = [f"w{n} " for n in range(600)]
+    body = chat_text(texts) if provider == "openai" else messages_text(texts)
+    first = body[:1024]
+    whole_frames = first.count(b"\n\n")
+    deltas_first = whole_frames - (1 if provider == "openai" else 2)  # role / starts
+    fast, counts = counted(first_and_rest(body, 1024), provider, monkeypatch)
+    assert counts["batches"] == 0
+    assert counts["bytes"] == 600 - deltas_first - 1
+    with monkeypatch.context() as patch:
+        patch.setattr(laminate._normalizer, "TRIES", 0)
+        slow = run_chunks(first_and_rest(body, 1024), provider)
+    assert_same_outcome(fast, slow)
+
+
 # What may come between a template's frames, as the stream's bytes: each breaks a run
 # read from the bytes, which the decoder then reads (or a template takes again after it).
 BETWEEN = st.sampled_from(

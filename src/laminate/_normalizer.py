@@ -129,8 +129,12 @@ class StreamNormalizer:
         # after a piece.
         self._shape: tuple[Template, bytes, bytes] | None = None
         # Whether a batch was read: templates are learned from the next one on, so that
-        # the first one's events (an answer's first bytes) do not wait for one.
+        # the first one's events (an answer's first bytes) do not wait for one. Where
+        # that first batch ends a feed with a plain delta, the template is learned from
+        # it when the next feed begins (``_learn_later``): the batch, and ``_learn``'s
+        # arguments.
         self._batched = False
+        self._later: tuple[Batch, tuple[Any, ...]] | None = None
         self._tail = Tail()
         self._batching = False
         if provider is not None:
@@ -269,11 +273,17 @@ class StreamNormalizer:
         decoder = self._decoder
         try:
             if self._batching:
+                if self._later is not None:
+                    self._learn_later()
                 if isinstance(decoder, SSEDecoder):
                     data = self._sampled(decoder, data)
                     if self._template is not None:
                         data = self._take_shaped(decoder, data)
-                self._on_frames(decoder.feed_batched(data))
+                items = decoder.feed_batched(data)
+                self._on_frames(items)
+                later = self._later
+                if later is not None and (not items or items[-1] is not later[0]):
+                    self._later = None  # frames came after that batch: too late to learn
                 return
             self._on_frames(decoder.feed(data))
         except _NotAStream as exc:
@@ -569,8 +579,11 @@ class StreamNormalizer:
                     # arguments sent as objects); the frames between them, one by one.
                     i = run(names, objs, i)
                     if i == end:
-                        if self._learning and self._template is None and learns:
-                            self._learn(names, objs, payloads, end - 1)
+                        if self._learning and self._template is None:
+                            if learns:
+                                self._learn(names, objs, payloads, end - 1)
+                            elif end == len(payloads):
+                                self._keep_for_later(batch, names, objs, payloads, end - 1)
                         break
                 on_frame(names[i] if names is not None else None, self._exact(batch, objs, i))
                 if asm.whole_bound:
@@ -620,6 +633,33 @@ class StreamNormalizer:
         self._template = learn(handler, name, objs[at], payloads[at], keyed=keyed)
         if self._template is None:
             self._learning -= 1
+
+    def _keep_for_later(
+        self,
+        batch: Batch,
+        names: Sequence[str | None] | None,
+        objs: Sequence[Any],
+        payloads: Sequence[bytes | bytearray],
+        at: int,
+    ) -> None:
+        """What ``_learn`` needs of a stream's first batch, whose last frame ``at`` is a
+        plain delta: kept (that frame and the one before it, the payload copied) for the
+        next feed to learn the template from, before its first frame."""
+        first = max(at - 1, 0)
+        kept_names = None if names is None else list(names[first : at + 1])
+        kept = (
+            kept_names,
+            list(objs[first : at + 1]),
+            [bytes(p) for p in payloads[first : at + 1]],
+        )
+        self._later = (batch, (*kept, at - first))
+
+    def _learn_later(self) -> None:
+        """The template of the first batch's last frame, learned as that batch would
+        have learned it: nothing was read since."""
+        later, self._later = self._later, None
+        if later is not None and self._learning and self._template is None:
+            self._learn(*later[1])
 
     def _on_long(self, batch: Batch) -> bool:
         """A long frame, alone in its batch (see ``Batch``), of an API whose tool arguments
