@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -68,11 +69,10 @@ def alike(chunks: list[bytes], provider: str) -> Outcome:
     return fast
 
 
-def counted(
-    chunks: list[bytes], provider: str, monkeypatch: pytest.MonkeyPatch
-) -> tuple[Outcome, dict[str, int]]:
-    """What reading ``chunks`` gives, and how many frames templates took: from the
-    decoder's batches (``"batches"``) and straight from the bytes (``"bytes"``)."""
+@contextmanager
+def taking(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, int]]:
+    """While inside, how many frames templates took: from the decoder's batches
+    (``"batches"``) and straight from the bytes (``"bytes"``)."""
     counts = {"batches": 0, "bytes": 0}
     run, take = Template.run, Template.take
 
@@ -91,6 +91,14 @@ def counted(
     with monkeypatch.context() as patch:
         patch.setattr(Template, "run", counting_run)
         patch.setattr(Template, "take", counting_take)
+        yield counts
+
+
+def counted(
+    chunks: list[bytes], provider: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Outcome, dict[str, int]]:
+    """What reading ``chunks`` gives, and how many frames templates took (``taking``)."""
+    with taking(monkeypatch) as counts:
         outcome = run_chunks(chunks, provider)
     return outcome, counts
 
@@ -420,14 +428,23 @@ TEXTS = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(texts=TEXTS, size=st.integers(min_value=1, max_value=700), ascii_only=st.booleans())
-def test_any_text_reads_alike_with_templates(texts: list[str], size: int, ascii_only: bool) -> None:
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    texts=TEXTS,
+    size=st.integers(min_value=1, max_value=700),
+    ascii_only=st.booleans(),
+    merged=st.booleans(),
+)
+def test_any_text_reads_alike_with_templates(
+    texts: list[str], size: int, ascii_only: bool, merged: bool
+) -> None:
+    # ``merged``: the deltas merged as the proxy's are (``assert_merged_alike``).
+    check = assert_merged_alike if merged else alike
     for provider, body in (
         ("openai", chat_text(texts)),
         ("anthropic", messages_text(texts, ascii_only=ascii_only)),
     ):
-        fast = alike(pieces(body, size), provider)
+        fast = check(pieces(body, size), provider)
         assert fast.error is None
         assert fast.response is not None
         assert fast.response.text() == "".join(texts)
@@ -513,27 +530,10 @@ def test_a_long_stream_s_merged_pieces_are_taken_by_templates(
 ) -> None:
     # Templates take nearly every frame of a merged reader too, a read's pieces as one
     # delta (plain ASCII ones handed over as one piece), and the text is the whole.
-    counts = {"frames": 0}
-    run, take = Template.run, Template.take
-
-    def counting_run(self: Template, *args: Any) -> tuple[int, bool]:
-        before = self.taken
-        result = run(self, *args)
-        counts["frames"] += self.taken - before
-        return result
-
-    def counting_take(self: Template, *args: Any) -> int:
-        before = self.taken
-        result = take(self, *args)
-        counts["frames"] += self.taken - before
-        return result
-
     chunks = pieces(body, 4096)
-    with monkeypatch.context() as patch:
-        patch.setattr(Template, "run", counting_run)
-        patch.setattr(Template, "take", counting_take)
+    with taking(monkeypatch) as counts:
         outcome = assert_merged_alike(chunks, provider)
-    assert counts["frames"] >= 500
+    assert sum(counts.values()) >= 500
     assert outcome.error is None
     assert outcome.response is not None
     deltas = [e for e in outcome.events if isinstance(e, TextDelta)]
@@ -553,21 +553,6 @@ def test_a_character_cut_between_two_merged_pieces_is_the_usual_reader_s_error()
     for size in (4096, 65536):
         outcome = assert_merged_alike(pieces(body, size), "openai")
         assert isinstance(outcome.error, MalformedStreamError)
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(texts=TEXTS, size=st.integers(min_value=1, max_value=700), ascii_only=st.booleans())
-def test_any_text_reads_alike_with_templates_when_merged(
-    texts: list[str], size: int, ascii_only: bool
-) -> None:
-    for provider, body in (
-        ("openai", chat_text(texts)),
-        ("anthropic", messages_text(texts, ascii_only=ascii_only)),
-    ):
-        outcome = assert_merged_alike(pieces(body, size), provider)
-        assert outcome.error is None
-        assert outcome.response is not None
-        assert outcome.response.text() == "".join(texts)
 
 
 # -- what a template must never do ------------------------------------------------------------
