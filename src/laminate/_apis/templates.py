@@ -300,10 +300,12 @@ class Template:
         self.taken += taken
         return taken
 
-    def _merged(self) -> bool:
-        """Whether the reader's deltas are merged (``Assembler.merge``): a run of one
-        block's pieces then makes one delta, and may be handed over as one piece."""
-        return self.reader.assembler.merge
+    def _keyed(self, found: list[bytes]) -> tuple[list[str], list[Hashable]] | None:
+        """The pieces of parts that are each a piece alone (``_decoded``; one for them
+        all where the reader's deltas are merged, ``Assembler.merge``: a run of one
+        block's pieces then makes one delta), each with the template's key."""
+        pieces = _decoded(found, self.reader.assembler.merge)
+        return None if pieces is None else (pieces, [self.key] * len(pieces))
 
     def _pieces(
         self, payloads: Sequence[bytes | bytearray]
@@ -350,8 +352,7 @@ class Template:
         if cut is None:
             return None
         found[-1] = cut[0]
-        pieces = _decoded(found, self._merged())
-        return None if pieces is None else (pieces, [self.key] * len(pieces))
+        return self._keyed(found)
 
     def _values(self, found: list[bytes]) -> tuple[list[str], list[Hashable]] | None:
         """The pieces and keys of frames' parts (each the piece alone, or the frame's
@@ -359,16 +360,14 @@ class Template:
         pattern = self._pattern
         if pattern is None:
             cut = found if self._middle is None else self._padded(found, self._middle)
-            pieces = None if cut is None else _decoded(cut, self._merged())
-            return None if pieces is None else (pieces, [self.key] * len(pieces))
+            return None if cut is None else self._keyed(cut)
         # One match per part, each right after the last: the splits between are empty.
         cut = pattern.split(b"\x00".join(found) + b"\x00")
         step = pattern.groups + 1
         if len(cut) != step * len(found) + 1 or any(cut[::step]):
             return None
         if step == 2:
-            pieces = _decoded(cut[1::2], self._merged())
-            return None if pieces is None else (pieces, [self.key] * len(pieces))
+            return self._keyed(cut[1::2])
         first, second = self._groups
         pieces = _decoded(cut[first::step])
         keys = None if pieces is None else self._keys(cut[second::step])
